@@ -1,0 +1,3 @@
+//! # netloop-macros (skeleton)
+//!
+//! Will hold `#[netloop::main]` and `#[netloop::test]`.

@@ -1,0 +1,6 @@
+//! # netloop-net (skeleton)
+//!
+//! Will hold `TcpListener`, `TcpStream` and the acceptor that hands each connection to
+//! the next loop of the group, built on [`netloop_reactor::io::PollEvented`].
+
+pub use netloop_reactor::io;

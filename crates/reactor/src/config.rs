@@ -1,0 +1,165 @@
+//! `EventLoopBuilder`: the knobs of one loop, validated before anything is created.
+
+use std::time::Duration;
+
+use crate::error::ConfigError;
+use crate::event_loop::EventLoop;
+use crate::shared::ShutdownParams;
+
+/// Default share of loop time for I/O, in percent (Netty's `ioRatio`).
+pub const DEFAULT_IO_RATIO: u32 = 50;
+/// Default capacity of the events buffer filled by one `select`.
+pub const DEFAULT_EVENTS_CAPACITY: usize = 1024;
+/// Default graceful-shutdown quiet period.
+pub const DEFAULT_QUIET_PERIOD: Duration = Duration::from_secs(2);
+/// Default graceful-shutdown timeout.
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Configures and builds an [`EventLoop`].
+///
+/// ```
+/// use std::time::Duration;
+/// use netloop_reactor::EventLoopBuilder;
+///
+/// let event_loop = EventLoopBuilder::new()
+///     .io_ratio(70)
+///     .max_pending_tasks(10_000)
+///     .shutdown_quiet_period(Duration::from_millis(100))
+///     .build()?;
+/// # drop(event_loop);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Invalid values are reported by [`build`](Self::build) as a [`ConfigError`], never
+/// by a panic.
+#[derive(Debug, Clone)]
+pub struct EventLoopBuilder {
+    pub(crate) io_ratio: u32,
+    pub(crate) max_pending_tasks: Option<usize>,
+    pub(crate) events_capacity: usize,
+    pub(crate) quiet_period: Duration,
+    pub(crate) shutdown_timeout: Duration,
+}
+
+impl Default for EventLoopBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventLoopBuilder {
+    /// The defaults: `io_ratio` 50, unbounded inbox, 1024 events, quiet period 2 s,
+    /// shutdown timeout 15 s.
+    pub fn new() -> Self {
+        EventLoopBuilder {
+            io_ratio: DEFAULT_IO_RATIO,
+            max_pending_tasks: None,
+            events_capacity: DEFAULT_EVENTS_CAPACITY,
+            quiet_period: DEFAULT_QUIET_PERIOD,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+        }
+    }
+
+    /// Percent of each iteration's time meant for I/O, `1..=100`. After processing
+    /// I/O that took `t`, the loop runs tasks for about `t * (100 - io_ratio) /
+    /// io_ratio`; 100 runs every ready task each iteration. Lower it when tasks are
+    /// heavy and latency of I/O matters less; raise it for I/O-bound proxies.
+    pub fn io_ratio(&mut self, io_ratio: u32) -> &mut Self {
+        self.io_ratio = io_ratio;
+        self
+    }
+
+    /// Bounds the inbox: a new submission from another thread is rejected with
+    /// [`RejectReason::Full`](crate::RejectReason::Full) once this many tasks wait. Values below 16 count as 16.
+    /// Wakes of already-spawned futures are never refused.
+    pub fn max_pending_tasks(&mut self, max: usize) -> &mut Self {
+        self.max_pending_tasks = Some(max);
+        self
+    }
+
+    /// Capacity of the events buffer one `select` fills (default 1024).
+    pub fn events_capacity(&mut self, capacity: usize) -> &mut Self {
+        self.events_capacity = capacity;
+        self
+    }
+
+    /// Quiet period used by [`EventLoopHandle::shutdown_gracefully`](crate::EventLoopHandle::shutdown_gracefully).
+    pub fn shutdown_quiet_period(&mut self, quiet_period: Duration) -> &mut Self {
+        self.quiet_period = quiet_period;
+        self
+    }
+
+    /// Timeout used by [`EventLoopHandle::shutdown_gracefully`](crate::EventLoopHandle::shutdown_gracefully).
+    pub fn shutdown_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Checks every value without creating anything.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=100).contains(&self.io_ratio) {
+            return Err(ConfigError::IoRatio(self.io_ratio));
+        }
+        if self.events_capacity == 0 {
+            return Err(ConfigError::ZeroEventsCapacity);
+        }
+        check_shutdown(self.quiet_period, self.shutdown_timeout)?;
+        Ok(())
+    }
+
+    /// Validates the configuration and creates the loop (its `Poll`, eventfd and
+    /// queues). Nothing runs until the loop is driven.
+    pub fn build(&self) -> Result<EventLoop, BuildError> {
+        self.validate().map_err(BuildError::Config)?;
+        EventLoop::from_builder(self).map_err(BuildError::Io)
+    }
+
+    pub(crate) fn shutdown_params(&self) -> ShutdownParams {
+        ShutdownParams { quiet_period: self.quiet_period, timeout: self.shutdown_timeout }
+    }
+}
+
+pub(crate) fn check_shutdown(quiet_period: Duration, timeout: Duration) -> Result<(), ConfigError> {
+    if quiet_period > timeout {
+        return Err(ConfigError::QuietPeriodExceedsTimeout { quiet_period, timeout });
+    }
+    Ok(())
+}
+
+/// Why [`EventLoopBuilder::build`] failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A value was out of range; nothing was created.
+    Config(ConfigError),
+    /// The OS refused a resource (epoll instance, eventfd): often the process is out
+    /// of file descriptors.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::Config(e) => write!(f, "invalid event loop configuration: {e}"),
+            BuildError::Io(e) => write!(f, "could not create the event loop's selector: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::Config(e) => Some(e),
+            BuildError::Io(e) => Some(e),
+        }
+    }
+}
+
+impl From<BuildError> for std::io::Error {
+    fn from(e: BuildError) -> Self {
+        match e {
+            BuildError::Config(c) => c.into(),
+            BuildError::Io(e) => e,
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! Which loop, if any, the current thread is driving.
+//!
+//! Submissions from the loop's own thread skip the inbox and every atomic: they go
+//! straight into the local run queue. To know that it is on the loop's thread, a
+//! submitter looks at this thread-local, which points at the loop's `Core` for exactly
+//! as long as an [`EnterGuard`] borrowing that core is alive.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::ptr;
+
+use crate::core::Core;
+use crate::error::DriveError;
+use crate::shared::Shared;
+
+thread_local! {
+    static CURRENT: Cell<*const Core> = const { Cell::new(ptr::null()) };
+}
+
+/// Marks this thread as driving a loop until dropped (also on unwind).
+pub(crate) struct EnterGuard<'a> {
+    _core: PhantomData<&'a Core>,
+}
+
+pub(crate) fn enter(core: &Core) -> Result<EnterGuard<'_>, DriveError> {
+    CURRENT.with(|c| {
+        if !c.get().is_null() {
+            return Err(DriveError::Nested);
+        }
+        c.set(core);
+        Ok(EnterGuard { _core: PhantomData })
+    })
+}
+
+impl Drop for EnterGuard<'_> {
+    fn drop(&mut self) {
+        let _ = CURRENT.try_with(|c| c.set(ptr::null()));
+    }
+}
+
+/// Calls `f` with the core this thread is driving, if any.
+pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
+    let p = CURRENT.try_with(Cell::get).unwrap_or(ptr::null());
+    // SAFETY: `p` is non-null only between `enter` and the drop of the returned guard,
+    // which borrows the `Core` for that whole time, so the core is alive. It is only
+    // ever accessed through shared references (its mutable parts are `Cell`/`RefCell`),
+    // so this `&Core` aliases nothing mutable. The reference cannot outlive `f`.
+    f(unsafe { p.as_ref() })
+}
+
+/// Calls `f` with the core if this thread is driving the loop `shared` belongs to.
+pub(crate) fn with_own_core<R>(shared: &Shared, f: impl FnOnce(&Core) -> R) -> Option<R> {
+    with_core(|core| match core {
+        Some(core) if ptr::eq(&*core.shared, shared) => Some(f(core)),
+        _ => None,
+    })
+}
+
+/// Hands `value` to `f` with the core if this thread drives the loop `shared` belongs
+/// to; otherwise gives `value` back untouched.
+pub(crate) fn on_own_core<T, R>(shared: &Shared, value: T, f: impl FnOnce(&Core, T) -> R) -> Result<R, T> {
+    with_core(|core| match core {
+        Some(core) if ptr::eq(&*core.shared, shared) => Ok(f(core, value)),
+        _ => Err(value),
+    })
+}
+
+/// True if this thread is driving the loop `shared` belongs to.
+pub(crate) fn is_own_thread(shared: &Shared) -> bool {
+    with_own_core(shared, |_| ()).is_some()
+}

@@ -1,0 +1,89 @@
+//! The loop-thread side of a loop: queues that need no synchronization.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::task::Waker;
+
+use async_task::Runnable;
+use slab::Slab;
+
+use crate::LoopState;
+use crate::error::{RejectReason, RejectedExecution};
+use crate::scheduled::ScheduledQueue;
+use crate::shared::Shared;
+use crate::tail::TailTask;
+use crate::task::Task;
+
+/// Everything a loop owns. Reached from tasks through `context` while the loop runs.
+pub(crate) struct Core {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) local: Local,
+}
+
+/// Loop-thread-only state. Every borrow is short and never held across user code.
+pub(crate) struct Local {
+    /// Same-thread submissions and wakes, plus due scheduled tasks and the inbox's
+    /// contents once moved over.
+    pub(crate) run_queue: RefCell<VecDeque<Task>>,
+    pub(crate) scheduled: RefCell<ScheduledQueue>,
+    pub(crate) tail: RefCell<Vec<TailTask>>,
+    /// Wakers of every live future spawned here, so termination can close them all on
+    /// this thread. `None` once the loop terminated.
+    pub(crate) tasks: RefCell<Option<Slab<Waker>>>,
+    /// Mirror of the shared state; only this thread changes it past `ShuttingDown`.
+    pub(crate) state: Cell<LoopState>,
+}
+
+impl Local {
+    pub(crate) fn new() -> Self {
+        Local {
+            run_queue: RefCell::new(VecDeque::with_capacity(256)),
+            scheduled: RefCell::new(ScheduledQueue::default()),
+            tail: RefCell::new(Vec::new()),
+            tasks: RefCell::new(Some(Slab::new())),
+            state: Cell::new(LoopState::NotStarted),
+        }
+    }
+
+    /// A new submission made on the loop's own thread.
+    pub(crate) fn push_new(&self, task: Task) -> Result<(), RejectedExecution> {
+        if self.state.get() >= LoopState::Shutdown {
+            return Err(RejectedExecution::new(RejectReason::Shutdown, task.into_closure()));
+        }
+        match task {
+            Task::Schedule(t) => self.scheduled.borrow_mut().push(t),
+            Task::Tail(t) => self.tail.borrow_mut().push(t),
+            other => self.run_queue.borrow_mut().push_back(other),
+        }
+        Ok(())
+    }
+
+    /// A future woken on the loop's own thread: back of the run queue (a task that
+    /// yields lets everything already queued run first).
+    pub(crate) fn push_wake(&self, runnable: Runnable) {
+        if self.state.get() == LoopState::Terminated {
+            // On the loop's thread, so dropping is allowed: this closes the task.
+            drop(runnable);
+        } else {
+            self.run_queue.borrow_mut().push_back(Task::Runnable(runnable));
+        }
+    }
+
+    pub(crate) fn track(&self, waker: Waker) -> Option<usize> {
+        self.tasks.borrow_mut().as_mut().map(|slab| slab.insert(waker))
+    }
+
+    pub(crate) fn untrack(&self, key: usize) {
+        if let Ok(mut tasks) = self.tasks.try_borrow_mut()
+            && let Some(slab) = tasks.as_mut()
+            && slab.contains(key)
+        {
+            slab.remove(key);
+        }
+    }
+
+    pub(crate) fn live_tasks(&self) -> usize {
+        self.tasks.borrow().as_ref().map_or(0, Slab::len)
+    }
+}

@@ -1,0 +1,641 @@
+//! `EventLoop`: one Netty `NioEventLoop` — select, process I/O, run tasks — driven by
+//! whichever thread calls [`run`](EventLoop::run), [`run_once`](EventLoop::run_once)
+//! or [`block_on`](EventLoop::block_on). This crate never spawns a thread.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, ThreadId};
+use std::time::Duration;
+
+use crate::LoopState;
+use crate::clock;
+use crate::config::EventLoopBuilder;
+use crate::context;
+use crate::coop;
+use crate::core::{Core, Local};
+use crate::error::DriveError;
+use crate::handle::EventLoopHandle;
+use crate::io::ready::Ready;
+use crate::metrics::LoopCounters;
+use crate::scheduled::{Job, ScheduledTask};
+use crate::shared::{Shared, WAKER_TOKEN};
+use crate::sys::Selector;
+use crate::task::{Task, run_caught};
+use crate::wakeup::NONE;
+
+/// Tasks run between two reads of the clock (Netty checks every 64).
+const CLOCK_CHECK_INTERVAL: u64 = 64;
+/// How long the loop backs off after `Poll::poll` fails (spec section 7).
+const POLL_ERROR_BACKOFF: Duration = Duration::from_secs(1);
+/// Passes of the final drain before leftovers are dropped.
+const FINAL_DRAIN_PASSES: usize = 16;
+
+/// One event loop: a mio `Poll`, its queues and its scheduled tasks.
+///
+/// The loop runs on the thread that drives it, and stays pinned to the first thread
+/// that does. Other threads reach it through an [`EventLoopHandle`].
+///
+/// ```
+/// use netloop_reactor::EventLoop;
+///
+/// let mut event_loop = EventLoop::new()?;
+/// let handle = event_loop.handle();
+/// let task = handle.spawn(async { 6 * 7 }).unwrap();
+/// assert_eq!(event_loop.block_on(task)?, 42);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct EventLoop {
+    core: Box<Core>,
+    driver: Driver,
+}
+
+/// The mutable state of the loop's thread that tasks never see.
+struct Driver {
+    selector: Selector,
+    io_ratio: u64,
+    counters: LoopCounters,
+    owner: Option<ThreadId>,
+    wake_buf: Vec<Waker>,
+    /// Clock nanos since which the loop has been busy (not blocked in poll).
+    busy_since: u64,
+    /// When tasks last ran (for the shutdown quiet period).
+    last_execution: u64,
+    /// When graceful shutdown began.
+    graceful_start: Option<u64>,
+    /// While shutting down: the latest the loop may block before re-checking.
+    shutdown_wait_until: Option<u64>,
+}
+
+impl std::fmt::Debug for EventLoop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventLoop").field("id", &self.core.shared.id).field("state", &self.state()).finish()
+    }
+}
+
+impl EventLoop {
+    /// A loop with the default configuration.
+    pub fn new() -> std::io::Result<EventLoop> {
+        EventLoopBuilder::new().build().map_err(Into::into)
+    }
+
+    /// A builder to configure a loop.
+    pub fn builder() -> EventLoopBuilder {
+        EventLoopBuilder::new()
+    }
+
+    pub(crate) fn from_builder(b: &EventLoopBuilder) -> std::io::Result<EventLoop> {
+        let (selector, waker, registry) = Selector::new(b.events_capacity)?;
+        let shared = Arc::new(Shared::new(waker, registry, b.max_pending_tasks, b.shutdown_params()));
+        Ok(EventLoop {
+            core: Box::new(Core { shared, local: Local::new() }),
+            driver: Driver {
+                selector,
+                io_ratio: u64::from(b.io_ratio),
+                counters: LoopCounters::default(),
+                owner: None,
+                wake_buf: Vec::new(),
+                busy_since: 0,
+                last_execution: 0,
+                graceful_start: None,
+                shutdown_wait_until: None,
+            },
+        })
+    }
+
+    /// A handle for submitting work from any thread.
+    pub fn handle(&self) -> EventLoopHandle {
+        EventLoopHandle { shared: self.core.shared.clone() }
+    }
+
+    /// Where the loop is in its life.
+    pub fn state(&self) -> LoopState {
+        self.core.shared.state()
+    }
+
+    /// Runs the loop on this thread until it terminates (after a shutdown request).
+    pub fn run(&mut self) -> Result<(), DriveError> {
+        self.drive(|driver, core| {
+            while !driver.iteration(core, None, &|| false) {}
+            driver.finish(core);
+        })
+    }
+
+    /// Runs one iteration: select (blocking at most `max_wait`, or until the next
+    /// deadline or wake when `None`), process I/O, run tasks, run tail tasks, check
+    /// for shutdown. Returns the state afterwards.
+    pub fn run_once(&mut self, max_wait: Option<Duration>) -> Result<LoopState, DriveError> {
+        self.drive(|driver, core| {
+            if core.local.state.get() == LoopState::Terminated {
+                return;
+            }
+            let limit = max_wait.map(|w| clock::after(clock::now(), w));
+            if driver.iteration(core, limit, &|| false) {
+                driver.finish(core);
+            }
+        })?;
+        Ok(self.state())
+    }
+
+    /// Drives the loop on this thread until `future` completes, and returns its output.
+    ///
+    /// The future runs on the loop's thread between iterations, so it may use
+    /// `spawn_local` and `!Send` state. Fails if the loop terminates first.
+    pub fn block_on<F: Future>(&mut self, future: F) -> Result<F::Output, DriveError> {
+        let mut future = pin!(future);
+        let main = Arc::new(MainWaker { woken: AtomicBool::new(true), shared: self.core.shared.clone() });
+        let waker = Waker::from(main.clone());
+        self.drive(|driver, core| {
+            loop {
+                if main.woken.swap(false, AcqRel) {
+                    let mut cx = Context::from_waker(&waker);
+                    if let Poll::Ready(out) = coop::with_budget(|| future.as_mut().poll(&mut cx)) {
+                        return Ok(out);
+                    }
+                }
+                if core.local.state.get() == LoopState::Terminated {
+                    return Err(DriveError::Terminated);
+                }
+                if driver.iteration(core, None, &|| main.woken.load(Acquire)) {
+                    driver.finish(core);
+                }
+            }
+        })?
+    }
+
+    fn drive<R>(&mut self, f: impl FnOnce(&mut Driver, &Core) -> R) -> Result<R, DriveError> {
+        let me = thread::current().id();
+        match self.driver.owner {
+            Some(owner) if owner != me => return Err(DriveError::WrongThread),
+            _ => {}
+        }
+        let core: &Core = &self.core;
+        let _guard = context::enter(core)?;
+        if self.driver.owner.is_none() {
+            self.driver.owner = Some(me);
+            self.driver.start(core);
+        }
+        Ok(f(&mut self.driver, core))
+    }
+}
+
+impl Drop for EventLoop {
+    fn drop(&mut self) {
+        if self.core.local.state.get() == LoopState::Terminated {
+            return;
+        }
+        let on_other_thread = self.driver.owner.is_some_and(|o| o != thread::current().id());
+        if on_other_thread && self.core.local.live_tasks() > 0 {
+            // Its futures may be `!Send`: dropping them here could abort the process.
+            tracing::error!(target: "netloop::reactor", loop_id = self.core.shared.id,
+                "event loop dropped off its thread with live tasks; leaking them");
+            let fresh = Box::new(Core { shared: self.core.shared.clone(), local: Local::new() });
+            let core = std::mem::replace(&mut self.core, fresh);
+            std::mem::forget(core);
+        }
+        // Shut down now: whatever is queued is dropped, nothing more is accepted.
+        self.core.shared.advance_state(LoopState::Shutdown);
+        let core: &Core = &self.core;
+        let _guard = context::enter(core).ok();
+        self.driver.terminate(core, false);
+    }
+}
+
+/// The waker of `block_on`'s future: a flag, plus a wake if set from another thread.
+struct MainWaker {
+    woken: AtomicBool,
+    shared: Arc<Shared>,
+}
+
+impl Wake for MainWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Release);
+        if !context::is_own_thread(&self.shared) {
+            self.shared.wake(0);
+        }
+    }
+}
+
+impl Driver {
+    fn start(&mut self, core: &Core) {
+        let prev = core.shared.advance_state(LoopState::Started);
+        core.local.state.set(prev.max(LoopState::Started));
+        let now = clock::now();
+        self.busy_since = now;
+        self.last_execution = now;
+        core.shared.published.started_at.store(now, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Netty's `hasTasks()`: is there anything to run without waiting?
+    fn has_tasks(core: &Core, extra: &dyn Fn() -> bool) -> bool {
+        !core.local.run_queue.borrow().is_empty() || !core.shared.inbox.is_empty() || extra()
+    }
+
+    /// One iteration of the run loop (spec section 3). True when the loop should exit.
+    fn iteration(&mut self, core: &Core, limit: Option<u64>, extra_ready: &dyn Fn() -> bool) -> bool {
+        let shared = &core.shared;
+        self.counters.iterations += 1;
+
+        // 1. Select strategy.
+        let before = clock::now();
+        self.counters.busy_nanos += before.saturating_sub(self.busy_since);
+        let mut blocked_until = None;
+        let polled = if Self::has_tasks(core, extra_ready) {
+            Some(self.selector.select(Some(Duration::ZERO)))
+        } else {
+            let mut deadline = core.local.scheduled.borrow().peek_deadline().unwrap_or(NONE);
+            for cap in [self.shutdown_wait_until, limit].into_iter().flatten() {
+                deadline = deadline.min(cap);
+            }
+            shared.next_wakeup.publish(deadline);
+            let polled = if Self::has_tasks(core, extra_ready) {
+                None
+            } else {
+                blocked_until = Some(deadline);
+                let timeout = (deadline != NONE).then(|| clock::until(before, deadline));
+                Some(self.selector.select(timeout))
+            };
+            shared.next_wakeup.set_awake();
+            polled
+        };
+        let io_start = clock::now();
+        self.busy_since = io_start;
+        match polled {
+            None => self.selector.clear(),
+            Some(Ok(())) => {}
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => self.selector.clear(),
+            Some(Err(e)) => {
+                self.selector.clear();
+                tracing::error!(target: "netloop::reactor", loop_id = shared.id, error = %e,
+                    "Poll::poll failed; backing off for 1 s");
+                thread::sleep(POLL_ERROR_BACKOFF);
+            }
+        }
+
+        // 2. Process I/O.
+        let (io_events, wakeups) = self.process_io(core);
+
+        // 3. Run tasks under the I/O ratio.
+        let ran = if self.io_ratio == 100 {
+            self.run_all_tasks(core, None)
+        } else if io_events > 0 {
+            let io_time = clock::now().saturating_sub(io_start);
+            self.run_all_tasks(core, Some(io_time * (100 - self.io_ratio) / self.io_ratio))
+        } else {
+            self.run_all_tasks(core, Some(0))
+        };
+
+        // 4. Tail tasks.
+        self.run_tail_tasks(core);
+
+        if let Some(deadline) = blocked_until
+            && io_events == 0
+            && wakeups == 0
+            && ran == 0
+            && clock::now() < deadline
+            && limit.is_none_or(|l| clock::now() < l)
+        {
+            self.counters.premature_wakeups += 1;
+        }
+        self.publish_metrics(core);
+
+        // 5. Shutdown check.
+        if shared.state() >= LoopState::ShuttingDown {
+            if core.local.state.get() < LoopState::ShuttingDown {
+                core.local.state.set(LoopState::ShuttingDown);
+            }
+            return self.confirm_shutdown(core, ran > 0);
+        }
+        false
+    }
+
+    /// Records readiness for each event and wakes the tasks waiting on it.
+    /// Returns (I/O events, wakeups received).
+    fn process_io(&mut self, core: &Core) -> (u64, u64) {
+        if self.selector.events.is_empty() {
+            return (0, 0);
+        }
+        let (mut io_events, mut wakeups) = (0, 0);
+        {
+            let set = core.shared.io.lock().unwrap_or_else(|e| e.into_inner());
+            for event in self.selector.events.iter() {
+                if event.token() == WAKER_TOKEN {
+                    wakeups += 1;
+                    continue;
+                }
+                io_events += 1;
+                if let Some(io) = set.get(event.token().0) {
+                    io.set_readiness(Ready::from_mio(event), &mut self.wake_buf);
+                }
+            }
+        }
+        self.selector.clear();
+        self.counters.io_events += io_events;
+        self.counters.wakeups_received += wakeups;
+        self.wake_buf.drain(..).for_each(Waker::wake);
+        (io_events, wakeups)
+    }
+
+    /// Moves the inbox's current contents into the run queue, applying heap and tail
+    /// messages on the way. Bounded by the length seen at the start, so a fast producer
+    /// cannot keep the loop here.
+    fn fetch_from_inbox(&mut self, core: &Core) {
+        let n = core.shared.inbox.len();
+        for _ in 0..n {
+            let Some(task) = core.shared.inbox.pop() else { break };
+            match task {
+                Task::Schedule(t) => core.local.scheduled.borrow_mut().push(t),
+                Task::CancelScheduled(state) => drop(core.local.scheduled.borrow_mut().remove(&state)),
+                Task::Tail(t) => core.local.tail.borrow_mut().push(t),
+                other => core.local.run_queue.borrow_mut().push_back(other),
+            }
+        }
+    }
+
+    /// Moves due scheduled tasks into the run queue (timer wakes fire directly).
+    fn fetch_from_scheduled(&mut self, core: &Core, now: u64) {
+        loop {
+            let due = core.local.scheduled.borrow_mut().pop_due(now);
+            let Some(task) = due else { break };
+            match task.job {
+                Job::Wake(waker) => {
+                    task.state.set_done();
+                    waker.wake();
+                }
+                job => {
+                    core.local.run_queue.borrow_mut().push_back(Task::Due(ScheduledTask { job, ..task }));
+                }
+            }
+        }
+    }
+
+    /// Netty's `runAllTasks`: `budget` is the time for tasks in nanos (`Some(0)` runs
+    /// at most 64), `None` runs every task that was ready when the pass began.
+    /// Returns how many tasks ran.
+    fn run_all_tasks(&mut self, core: &Core, budget: Option<u64>) -> u64 {
+        self.fetch_from_inbox(core);
+        let start = clock::now();
+        self.fetch_from_scheduled(core, start);
+        let deadline = budget.map(|b| if b == 0 { 0 } else { start.saturating_add(b) });
+        let mut limit = match budget {
+            None => core.local.run_queue.borrow().len(),
+            Some(_) => usize::MAX,
+        };
+        let mut ran = 0u64;
+        while limit > 0 {
+            limit -= 1;
+            let next = core.local.run_queue.borrow_mut().pop_front();
+            let Some(task) = next else { break };
+            self.run_task(core, task);
+            ran += 1;
+            if ran % CLOCK_CHECK_INTERVAL == 0
+                && let Some(deadline) = deadline
+                && clock::now() >= deadline
+            {
+                break;
+            }
+        }
+        if ran > 0 {
+            self.counters.tasks_run += ran;
+            self.last_execution = clock::now();
+        }
+        ran
+    }
+
+    fn run_task(&mut self, core: &Core, task: Task) {
+        match task {
+            Task::Runnable(runnable) => {
+                coop::with_budget(|| {
+                    run_caught("future", || {
+                        runnable.run();
+                    })
+                });
+            }
+            Task::Closure(f) => {
+                run_caught("closure", f);
+            }
+            Task::Due(t) => self.run_scheduled(core, t),
+            Task::Schedule(t) => core.local.scheduled.borrow_mut().push(t),
+            Task::CancelScheduled(state) => drop(core.local.scheduled.borrow_mut().remove(&state)),
+            Task::Tail(t) => core.local.tail.borrow_mut().push(t),
+        }
+    }
+
+    fn run_scheduled(&mut self, core: &Core, mut task: ScheduledTask) {
+        if !task.state.is_pending() {
+            return;
+        }
+        match task.job {
+            Job::Once(f) => {
+                run_caught("scheduled task", f);
+                task.state.set_done();
+            }
+            Job::Wake(waker) => {
+                task.state.set_done();
+                waker.wake();
+            }
+            Job::FixedRate { period, mut f } => {
+                if !run_caught("fixed-rate task", &mut f) {
+                    task.state.try_cancel();
+                    return;
+                }
+                task.deadline = task.deadline.saturating_add(period).min(clock::MAX_DEADLINE);
+                task.job = Job::FixedRate { period, f };
+                core.local.scheduled.borrow_mut().push(task);
+            }
+            Job::FixedDelay { delay, mut f } => {
+                if !run_caught("fixed-delay task", &mut f) {
+                    task.state.try_cancel();
+                    return;
+                }
+                task.deadline = clock::now().saturating_add(delay).min(clock::MAX_DEADLINE);
+                task.job = Job::FixedDelay { delay, f };
+                core.local.scheduled.borrow_mut().push(task);
+            }
+        }
+    }
+
+    /// Runs every tail task queued before this call, once.
+    fn run_tail_tasks(&mut self, core: &Core) -> u64 {
+        if core.local.tail.borrow().is_empty() {
+            return 0;
+        }
+        let tasks = std::mem::take(&mut *core.local.tail.borrow_mut());
+        let mut ran = 0;
+        for t in tasks {
+            if !t.removed.swap(true, AcqRel) {
+                run_caught("tail task", t.f);
+                ran += 1;
+            }
+        }
+        self.counters.tasks_run += ran;
+        ran
+    }
+
+    fn run_shutdown_hooks(&mut self, core: &Core) -> bool {
+        let hooks = std::mem::take(&mut *core.shared.shutdown_hooks.lock().unwrap_or_else(|e| e.into_inner()));
+        let ran = !hooks.is_empty();
+        for hook in hooks {
+            run_caught("shutdown hook", hook);
+        }
+        if ran {
+            self.last_execution = clock::now();
+        }
+        ran
+    }
+
+    fn cancel_scheduled_tasks(&mut self, core: &Core) {
+        let tasks = core.local.scheduled.borrow_mut().drain();
+        for t in &tasks {
+            t.state.try_cancel();
+        }
+        drop(tasks);
+    }
+
+    /// Netty's `confirmShutdown` (spec section 5). True when the loop may exit.
+    fn confirm_shutdown(&mut self, core: &Core, ran_tasks: bool) -> bool {
+        self.cancel_scheduled_tasks(core);
+        let params = core
+            .shared
+            .shutdown
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or(core.shared.default_shutdown);
+        let now = clock::now();
+        let start = match self.graceful_start {
+            Some(s) => s,
+            None => {
+                // The quiet period is measured from the request at the earliest.
+                self.last_execution = self.last_execution.max(now);
+                *self.graceful_start.get_or_insert(now)
+            }
+        };
+        let hooks_ran = self.run_shutdown_hooks(core);
+        let timeout = clock::nanos(params.timeout);
+        let quiet = clock::nanos(params.quiet_period);
+        if now.saturating_sub(start) >= timeout {
+            return true;
+        }
+        if (ran_tasks || hooks_ran) && quiet == 0 {
+            return true;
+        }
+        let quiet_end = self.last_execution.saturating_add(quiet);
+        if now < quiet_end {
+            self.shutdown_wait_until = Some(quiet_end.min(start.saturating_add(timeout)));
+            return false;
+        }
+        true
+    }
+
+    /// After the run loop exits: Shutdown, final drain, close registrations, drop what
+    /// is left, Terminated (spec section 5).
+    fn finish(&mut self, core: &Core) {
+        core.shared.advance_state(LoopState::Shutdown);
+        core.local.state.set(LoopState::Shutdown);
+        core.shared.inbox.close();
+        self.final_drain(core);
+
+        // Deregister and close every registration: their tasks see an error, not a hang.
+        let mut wakers = std::mem::take(&mut self.wake_buf);
+        {
+            let mut set = core.shared.io.lock().unwrap_or_else(|e| e.into_inner());
+            set.closed = true;
+            for io in set.slab.drain() {
+                io.shutdown(&mut wakers);
+            }
+        }
+        wakers.drain(..).for_each(Waker::wake);
+        self.wake_buf = wakers;
+        self.final_drain(core);
+        self.terminate(core, true);
+    }
+
+    fn final_drain(&mut self, core: &Core) {
+        for _ in 0..FINAL_DRAIN_PASSES {
+            self.adopt_orphans(core);
+            self.cancel_scheduled_tasks(core);
+            let ran = self.run_all_tasks(core, None) + self.run_tail_tasks(core);
+            let hooks = self.run_shutdown_hooks(core);
+            if ran == 0 && !hooks && core.local.run_queue.borrow().is_empty() && core.shared.inbox.is_empty() {
+                break;
+            }
+        }
+    }
+
+    fn adopt_orphans(&mut self, core: &Core) {
+        let orphans = match core.shared.orphans.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            Some(list) => std::mem::take(list),
+            None => return,
+        };
+        let mut q = core.local.run_queue.borrow_mut();
+        q.extend(orphans.into_iter().map(Task::Runnable));
+    }
+
+    /// Closes every live task and drops every queued one on this thread, then marks the
+    /// loop Terminated. `graceful`: warn about leftovers (they were not run).
+    fn terminate(&mut self, core: &Core, graceful: bool) {
+        core.shared.inbox.close();
+        core.local.state.set(LoopState::Terminated);
+        self.cancel_scheduled_tasks(core);
+        let leftovers = core.local.run_queue.borrow().len()
+            + core.shared.inbox.len()
+            + core.local.tail.borrow().len()
+            + core.shared.orphans.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map_or(0, Vec::len);
+        // Wake every live task; with the state Terminated, each wake drops the task's
+        // runnable right here, which drops its future.
+        let live = core.local.tasks.borrow_mut().take();
+        if let Some(live) = live {
+            for (_, waker) in live {
+                waker.wake();
+            }
+        }
+        loop {
+            let mut dropped = 0usize;
+            while let Some(task) = core.shared.inbox.pop() {
+                dropped += 1;
+                drop(task);
+            }
+            loop {
+                let next = core.local.run_queue.borrow_mut().pop_front();
+                let Some(task) = next else { break };
+                dropped += 1;
+                drop(task);
+            }
+            let tails = std::mem::take(&mut *core.local.tail.borrow_mut());
+            dropped += tails.len();
+            drop(tails);
+            let orphans = core.shared.orphans.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(std::mem::take);
+            if let Some(orphans) = orphans {
+                dropped += orphans.len();
+                drop(orphans);
+            }
+            if dropped == 0 {
+                break;
+            }
+        }
+        *core.shared.orphans.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        if graceful && leftovers > 0 {
+            tracing::warn!(target: "netloop::reactor", loop_id = core.shared.id, tasks = leftovers,
+                "event loop terminated with a non-empty task queue; those tasks were dropped");
+        }
+        self.publish_metrics(core);
+        core.shared.set_state(LoopState::Terminated);
+        core.shared.termination.complete();
+    }
+
+    fn publish_metrics(&self, core: &Core) {
+        core.shared.published.publish(
+            &self.counters,
+            core.local.run_queue.borrow().len() + core.local.tail.borrow().len(),
+            core.local.scheduled.borrow().len(),
+            core.local.live_tasks(),
+        );
+    }
+}

@@ -1,0 +1,356 @@
+//! `EventLoopHandle`: how any thread submits work to a loop.
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+use async_task::Task as AsyncTask;
+
+use crate::LoopState;
+use crate::clock;
+use crate::config::check_shutdown;
+use crate::context;
+use crate::error::{AwaitTerminationError, ConfigError, RejectReason, RejectedExecution, ScheduleError, SpawnLocalError};
+use crate::io::{Interest, PollEvented};
+use crate::metrics::LoopMetrics;
+use crate::scheduled::{Job, ScheduledState, ScheduledTask};
+use crate::shared::{ShutdownParams, Shared, Wake};
+use crate::spawn;
+use crate::tail::{TailTask, TailTaskHandle};
+use crate::task::Task;
+use crate::termination::TerminationFuture;
+
+/// A cheap, cloneable, `Send + Sync` handle to one event loop.
+///
+/// Submissions made on the loop's own thread go to its local run queue without any
+/// atomic operation or wake; submissions from other threads go through the inbox and
+/// wake the loop only if it is blocked (spec section 4).
+#[derive(Clone)]
+pub struct EventLoopHandle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for EventLoopHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventLoopHandle").field("id", &self.shared.id).field("state", &self.state()).finish()
+    }
+}
+
+impl PartialEq for EventLoopHandle {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+impl Eq for EventLoopHandle {}
+
+impl EventLoopHandle {
+    /// The loop this thread is driving, if any.
+    pub fn current() -> Option<EventLoopHandle> {
+        context::with_core(|core| core.map(|c| EventLoopHandle { shared: c.shared.clone() }))
+    }
+
+    /// A process-unique id for this loop.
+    pub fn id(&self) -> u64 {
+        self.shared.id
+    }
+
+    /// Where the loop is in its life.
+    pub fn state(&self) -> LoopState {
+        self.shared.state()
+    }
+
+    /// True if the calling thread is this loop's thread (Netty `inEventLoop`).
+    pub fn in_event_loop(&self) -> bool {
+        context::is_own_thread(&self.shared)
+    }
+
+    /// True once shutdown was requested.
+    pub fn is_shutting_down(&self) -> bool {
+        self.state() >= LoopState::ShuttingDown
+    }
+
+    /// True once the loop stopped accepting tasks.
+    pub fn is_shutdown(&self) -> bool {
+        self.state() >= LoopState::Shutdown
+    }
+
+    /// True once the loop has fully terminated.
+    pub fn is_terminated(&self) -> bool {
+        self.state() == LoopState::Terminated
+    }
+
+    /// Runs `f` on the loop, waking it if it is blocked.
+    ///
+    /// Rejected (with `f` handed back) after shutdown or when a bounded inbox is full.
+    pub fn execute<F>(&self, f: F) -> Result<(), RejectedExecution>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        self.shared.submit(Task::Closure(Box::new(f)), Wake::Now)
+    }
+
+    /// Like [`execute`](Self::execute) but never wakes the loop: `f` runs at the loop's
+    /// next iteration, whenever something else wakes it. For work that is not urgent.
+    pub fn lazy_execute<F>(&self, f: F) -> Result<(), RejectedExecution>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        self.shared.submit(Task::Closure(Box::new(f)), Wake::Lazy)
+    }
+
+    /// Runs `f` once at the end of the loop's current (or next) iteration, after the
+    /// I/O and tasks of that iteration (Netty `executeAfterEventLoopIteration`).
+    pub fn execute_after_iteration<F>(&self, f: F) -> Result<TailTaskHandle, RejectedExecution>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        let removed = Arc::new(AtomicBool::new(false));
+        let task = TailTask { f: Box::new(f), removed: removed.clone() };
+        self.shared.submit(Task::Tail(task), Wake::Now)?;
+        Ok(TailTaskHandle { removed })
+    }
+
+    /// Runs `f` once after `delay`. Huge delays clamp to the far future instead of
+    /// overflowing; a zero delay runs at the next iteration.
+    pub fn schedule<F>(&self, delay: Duration, f: F) -> Result<ScheduledHandle, RejectedExecution>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        self.submit_scheduled(clock::after(clock::now(), delay), Job::Once(Box::new(f)))
+    }
+
+    /// Runs `f` once at `deadline` (at once if it has passed).
+    pub fn schedule_at<F>(&self, deadline: Instant, f: F) -> Result<ScheduledHandle, RejectedExecution>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        self.submit_scheduled(clock::from_instant(deadline), Job::Once(Box::new(f)))
+    }
+
+    /// Runs `f` first after `initial_delay`, then every `period` measured from the
+    /// previous scheduled time: a run that starts late is followed by catch-up runs.
+    /// Cancelled if `f` panics. A zero period is an error.
+    pub fn schedule_at_fixed_rate<F>(
+        &self,
+        initial_delay: Duration,
+        period: Duration,
+        f: F,
+    ) -> Result<ScheduledHandle, ScheduleError>
+    where
+        F: FnMut() + Send + 'static,
+    {
+        if period.is_zero() {
+            return Err(ScheduleError::ZeroPeriod);
+        }
+        let job = Job::FixedRate { period: clock::nanos(period), f: Box::new(f) };
+        Ok(self.submit_scheduled(clock::after(clock::now(), initial_delay), job)?)
+    }
+
+    /// Runs `f` first after `initial_delay`, then `delay` after each run finishes.
+    /// Cancelled if `f` panics. A zero delay is an error.
+    pub fn schedule_with_fixed_delay<F>(
+        &self,
+        initial_delay: Duration,
+        delay: Duration,
+        f: F,
+    ) -> Result<ScheduledHandle, ScheduleError>
+    where
+        F: FnMut() + Send + 'static,
+    {
+        if delay.is_zero() {
+            return Err(ScheduleError::ZeroPeriod);
+        }
+        let job = Job::FixedDelay { delay: clock::nanos(delay), f: Box::new(f) };
+        Ok(self.submit_scheduled(clock::after(clock::now(), initial_delay), job)?)
+    }
+
+    /// Wakes `waker` at `deadline`: the primitive under timers such as `sleep`.
+    /// Cheaper than a closure: the loop wakes it straight from the heap.
+    pub fn schedule_wake(&self, deadline: Instant, waker: Waker) -> Result<ScheduledHandle, RejectedExecution> {
+        self.submit_scheduled(clock::from_instant(deadline), Job::Wake(waker))
+    }
+
+    fn submit_scheduled(&self, deadline: u64, job: Job) -> Result<ScheduledHandle, RejectedExecution> {
+        let state = ScheduledState::new();
+        let task = ScheduledTask::new(deadline, job, state.clone());
+        self.shared.submit(Task::Schedule(task), Wake::Before(deadline))?;
+        Ok(ScheduledHandle { state, shared: self.shared.clone() })
+    }
+
+    /// Spawns a `Send` future on this loop, from any thread. It stays on this loop for
+    /// its whole life. Dropping the returned task cancels it; call `detach` to let it
+    /// run on its own. Awaiting it re-raises a panic of the future.
+    pub fn spawn<F>(&self, future: F) -> Result<AsyncTask<F::Output>, RejectedExecution>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn::spawn(&self.shared, future)
+    }
+
+    /// Spawns a `!Send` future on this loop. Only callable on the loop's own thread.
+    pub fn spawn_local<F>(&self, future: F) -> Result<AsyncTask<F::Output>, SpawnLocalError>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        spawn::spawn_local(&self.shared, future)
+    }
+
+    /// Registers an I/O source with this loop's `Poll`. The returned [`PollEvented`]
+    /// caches readiness and deregisters the source when dropped.
+    pub fn register<S: mio::event::Source>(&self, source: S, interest: Interest) -> io::Result<PollEvented<S>> {
+        PollEvented::new_with(self, source, interest)
+    }
+
+    /// Runs `hook` on the loop while it shuts down (before it terminates).
+    pub fn add_shutdown_hook<F>(&self, hook: F) -> Result<(), RejectedExecution>
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        if self.is_shutdown() {
+            return Err(RejectedExecution::new(RejectReason::Shutdown, Some(Box::new(hook))));
+        }
+        self.shared.shutdown_hooks.lock().unwrap_or_else(|e| e.into_inner()).push(Box::new(hook));
+        Ok(())
+    }
+
+    /// Starts a graceful shutdown with the builder's quiet period and timeout
+    /// (defaults 2 s and 15 s). See [`shutdown_gracefully_with`](Self::shutdown_gracefully_with).
+    pub fn shutdown_gracefully(&self) -> TerminationFuture {
+        let p = self.shared.default_shutdown;
+        self.request_shutdown(p)
+    }
+
+    /// Starts a graceful shutdown (Netty `shutdownGracefully`).
+    ///
+    /// Tasks submitted while shutting down are still accepted and run. The loop stops
+    /// once no task has run for `quiet_period`, or once `timeout` has passed, whichever
+    /// comes first; then it rejects submissions, runs what is left, closes its
+    /// registrations and terminates. Only the first request's values count.
+    pub fn shutdown_gracefully_with(
+        &self,
+        quiet_period: Duration,
+        timeout: Duration,
+    ) -> Result<TerminationFuture, ConfigError> {
+        check_shutdown(quiet_period, timeout)?;
+        Ok(self.request_shutdown(ShutdownParams { quiet_period, timeout }))
+    }
+
+    fn request_shutdown(&self, params: ShutdownParams) -> TerminationFuture {
+        {
+            let mut p = self.shared.shutdown.lock().unwrap_or_else(|e| e.into_inner());
+            if p.is_none() && !self.is_shutting_down() {
+                *p = Some(params);
+            }
+        }
+        let prev = self.shared.advance_state(LoopState::ShuttingDown);
+        if prev < LoopState::ShuttingDown && !self.in_event_loop() {
+            self.shared.force_wake();
+            self.shared.ensure_started();
+        }
+        self.termination()
+    }
+
+    /// A future that resolves when the loop has terminated.
+    pub fn termination(&self) -> TerminationFuture {
+        TerminationFuture { shared: self.shared.clone() }
+    }
+
+    /// Blocks the calling thread until the loop terminates or `timeout` passes.
+    /// Calling it on the loop's own thread is an error, not a deadlock.
+    pub fn await_termination(&self, timeout: Duration) -> Result<(), AwaitTerminationError> {
+        if self.in_event_loop() {
+            return Err(AwaitTerminationError::OnLoopThread);
+        }
+        if self.shared.termination.wait(timeout) { Ok(()) } else { Err(AwaitTerminationError::Timeout) }
+    }
+
+    /// Installs the function a lazily started loop calls (once, from the submitting
+    /// thread) when the first task reaches it before anyone drives it. The scheduler
+    /// uses it to spawn the loop's thread on demand. False if one was installed already.
+    pub fn set_lazy_starter<F>(&self, start: F) -> bool
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.shared.set_starter(Box::new(start))
+    }
+
+    /// A snapshot of the loop's metrics (spec section 8).
+    pub fn metrics(&self) -> LoopMetrics {
+        let s = &self.shared;
+        let p = &s.published;
+        let started_at = p.started_at.load(Relaxed);
+        let busy = Duration::from_nanos(p.busy_nanos.load(Relaxed));
+        let elapsed = if started_at == 0 { 0 } else { clock::now().saturating_sub(started_at) };
+        LoopMetrics {
+            state: s.state(),
+            pending_tasks: s.inbox.len() + p.local_pending.load(Relaxed) as usize,
+            tasks_run: p.tasks_run.load(Relaxed),
+            io_events: p.io_events.load(Relaxed),
+            iterations: p.iterations.load(Relaxed),
+            wakeups_sent: s.producers.wakeups_sent.load(Relaxed),
+            wakeups_suppressed: s.producers.wakeups_suppressed.load(Relaxed),
+            wakeups_received: p.wakeups_received.load(Relaxed),
+            premature_wakeups: p.premature_wakeups.load(Relaxed),
+            scheduled_tasks: p.scheduled_tasks.load(Relaxed) as usize,
+            registrations: s.io.lock().unwrap_or_else(|e| e.into_inner()).slab.len(),
+            live_tasks: p.live_tasks.load(Relaxed) as usize,
+            busy,
+            utilization: if elapsed == 0 { 0.0 } else { (busy.as_nanos() as f64 / elapsed as f64).min(1.0) },
+        }
+    }
+}
+
+/// Cancels a scheduled task and reports what became of it (Netty's `ScheduledFuture`).
+#[derive(Clone)]
+pub struct ScheduledHandle {
+    state: Arc<ScheduledState>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ScheduledHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScheduledHandle")
+            .field("done", &self.is_done())
+            .field("cancelled", &self.is_cancelled())
+            .finish()
+    }
+}
+
+impl ScheduledHandle {
+    /// Cancels the task if it has not run (for periodic tasks: stops further runs).
+    /// True if this call cancelled it. On the loop's thread the task leaves the heap at
+    /// once (O(log n)); from another thread it is marked cancelled at once and removed
+    /// at the loop's next iteration, without waking it.
+    pub fn cancel(&self) -> bool {
+        if !self.state.try_cancel() {
+            return false;
+        }
+        let removed = context::with_own_core(&self.shared, |core| match core.local.scheduled.try_borrow_mut() {
+            Ok(mut heap) => {
+                drop(heap.remove(&self.state));
+                true
+            }
+            Err(_) => false,
+        });
+        if removed != Some(true) {
+            let _ = self.shared.inbox.push(Task::CancelScheduled(self.state.clone()));
+        }
+        true
+    }
+
+    /// True if cancelled (also: a periodic task that panicked).
+    pub fn is_cancelled(&self) -> bool {
+        self.state.is_cancelled()
+    }
+
+    /// True if it ran (one-shot) or was cancelled.
+    pub fn is_done(&self) -> bool {
+        self.state.is_done()
+    }
+}

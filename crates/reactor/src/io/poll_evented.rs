@@ -1,0 +1,207 @@
+//! `PollEvented`: a mio source registered with one loop.
+
+use std::io;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use mio::event::Source;
+
+use super::ready::Direction;
+use super::scheduled_io::{ReadyEvent, ScheduledIo};
+use super::Interest;
+use crate::context;
+use crate::coop;
+use crate::handle::EventLoopHandle;
+use crate::shared::Shared;
+
+fn shut_down_error() -> io::Error {
+    io::Error::other("the event loop this I/O resource is registered with has shut down")
+}
+
+/// A registration with a loop's `Poll`: the readiness cache and the two wakers.
+///
+/// Owned by a [`PollEvented`]; dropping it forgets the registration on the loop.
+pub struct Registration {
+    shared: Arc<Shared>,
+    io: Arc<ScheduledIo>,
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration").field("loop", &self.shared.id).field("token", &self.io.token).finish()
+    }
+}
+
+impl Registration {
+    fn new<S: Source>(handle: &EventLoopHandle, source: &mut S, interest: Interest) -> io::Result<Registration> {
+        let shared = handle.shared.clone();
+        let io = shared.io.lock().unwrap_or_else(|e| e.into_inner()).insert().ok_or_else(shut_down_error)?;
+        let token = io.token;
+        if let Err(e) = shared.registry.register(source, mio::Token(token), interest) {
+            shared.io.lock().unwrap_or_else(|e| e.into_inner()).remove(token);
+            return Err(e);
+        }
+        Ok(Registration { shared, io })
+    }
+
+    /// The loop this registration belongs to.
+    pub fn handle(&self) -> EventLoopHandle {
+        EventLoopHandle { shared: self.shared.clone() }
+    }
+
+    /// Ready when `direction` is ready; spends one unit of the task's cooperative
+    /// budget. Fails once the loop has shut down.
+    pub fn poll_ready(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
+        let coop = ready!(coop::poll_proceed(cx));
+        let event = ready!(self.io.poll_ready(cx, direction));
+        if event.is_shutdown {
+            return Poll::Ready(Err(shut_down_error()));
+        }
+        coop.made_progress();
+        Poll::Ready(Ok(event))
+    }
+
+    /// Forgets the readiness in `event` unless a newer event has arrived since.
+    pub fn clear_readiness(&self, event: ReadyEvent) {
+        self.io.clear_readiness(event);
+    }
+
+    /// Runs `op` until it succeeds or fails with something other than `WouldBlock`,
+    /// waiting for readiness in between (and clearing stale readiness).
+    pub fn poll_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        loop {
+            let event = ready!(self.poll_ready(cx, direction))?;
+            match op() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(event),
+                res => return Poll::Ready(res),
+            }
+        }
+    }
+
+    /// Runs `op` once if the cached readiness allows it; `WouldBlock` otherwise (and
+    /// when `op` itself would block, which clears the readiness).
+    pub fn try_io<R>(&self, direction: Direction, op: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+        let event = self.io.ready_now(direction).ok_or_else(|| io::Error::from(io::ErrorKind::WouldBlock))?;
+        if event.is_shutdown {
+            return Err(shut_down_error());
+        }
+        match op() {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.clear_readiness(event);
+                Err(e)
+            }
+            res => res,
+        }
+    }
+
+    /// Waits until `direction` is ready.
+    pub async fn readiness(&self, direction: Direction) -> io::Result<ReadyEvent> {
+        std::future::poll_fn(|cx| self.poll_ready(cx, direction)).await
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.shared.io.lock().unwrap_or_else(|e| e.into_inner()).remove(self.io.token);
+    }
+}
+
+/// An I/O source registered with a loop (tokio's `PollEvented`).
+///
+/// Dropping it deregisters the source from the loop's `Poll`, then drops the source
+/// (closing the socket). It may be moved to a task on another loop: readiness is still
+/// delivered by the loop it is registered with, and wakes cross threads correctly.
+pub struct PollEvented<S: Source> {
+    source: Option<S>,
+    registration: Registration,
+}
+
+impl<S: Source + std::fmt::Debug> std::fmt::Debug for PollEvented<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PollEvented").field("source", &self.source).field("registration", &self.registration).finish()
+    }
+}
+
+impl<S: Source> PollEvented<S> {
+    /// Registers `source` with the loop driving the current thread.
+    pub fn new(source: S, interest: Interest) -> io::Result<Self> {
+        let handle = context::with_core(|c| c.map(|c| EventLoopHandle { shared: c.shared.clone() }))
+            .ok_or_else(|| io::Error::other("PollEvented::new called outside an event loop; use new_with(handle, ..)"))?;
+        Self::new_with(&handle, source, interest)
+    }
+
+    /// Registers `source` with the loop behind `handle`, from any thread.
+    pub fn new_with(handle: &EventLoopHandle, mut source: S, interest: Interest) -> io::Result<Self> {
+        let registration = Registration::new(handle, &mut source, interest)?;
+        Ok(PollEvented { source: Some(source), registration })
+    }
+
+    /// The source.
+    pub fn get_ref(&self) -> &S {
+        self.source.as_ref().expect("source present until drop")
+    }
+
+    /// The source, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        self.source.as_mut().expect("source present until drop")
+    }
+
+    /// The registration (readiness and wakers).
+    pub fn registration(&self) -> &Registration {
+        &self.registration
+    }
+
+    /// Deregisters and returns the source.
+    pub fn into_inner(mut self) -> io::Result<S> {
+        let mut source = self.source.take().expect("source present until drop");
+        self.registration.shared.registry.deregister(&mut source)?;
+        Ok(source)
+    }
+
+    /// See [`Registration::poll_ready`] for reads.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        self.registration.poll_ready(cx, Direction::Read)
+    }
+
+    /// See [`Registration::poll_ready`] for writes.
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        self.registration.poll_ready(cx, Direction::Write)
+    }
+
+    /// See [`Registration::clear_readiness`].
+    pub fn clear_readiness(&self, event: ReadyEvent) {
+        self.registration.clear_readiness(event);
+    }
+
+    /// A read-side operation on the source, retried across `WouldBlock`.
+    pub fn poll_read_io<R>(&self, cx: &mut Context<'_>, mut op: impl FnMut(&S) -> io::Result<R>) -> Poll<io::Result<R>> {
+        let source = self.get_ref();
+        self.registration.poll_io(cx, Direction::Read, || op(source))
+    }
+
+    /// A write-side operation on the source, retried across `WouldBlock`.
+    pub fn poll_write_io<R>(&self, cx: &mut Context<'_>, mut op: impl FnMut(&S) -> io::Result<R>) -> Poll<io::Result<R>> {
+        let source = self.get_ref();
+        self.registration.poll_io(cx, Direction::Write, || op(source))
+    }
+
+    /// One non-waiting attempt; see [`Registration::try_io`].
+    pub fn try_io<R>(&self, direction: Direction, op: impl FnOnce(&S) -> io::Result<R>) -> io::Result<R> {
+        let source = self.get_ref();
+        self.registration.try_io(direction, || op(source))
+    }
+}
+
+impl<S: Source> Drop for PollEvented<S> {
+    fn drop(&mut self) {
+        if let Some(mut source) = self.source.take() {
+            // Best effort: the loop may already have closed its Poll.
+            let _ = self.registration.shared.registry.deregister(&mut source);
+        }
+    }
+}

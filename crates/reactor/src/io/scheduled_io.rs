@@ -1,0 +1,178 @@
+//! Per-registration readiness, cached until an operation hits `WouldBlock`.
+//!
+//! mio is edge-triggered: the OS reports a socket ready once, not every time we ask.
+//! So the loop records readiness here, and it stays set until an operation actually
+//! returns `WouldBlock`. Clearing has a race: the loop may record a fresh event between
+//! an operation's `WouldBlock` and its clear, and clearing that would lose the event
+//! for good. Each event bumps a tick; a clear names the tick it observed and is
+//! ignored if the tick has moved (tokio's `ScheduledIo` does the same).
+
+use std::sync::Mutex;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::{AcqRel, Acquire};
+use std::task::{Context, Poll, Waker};
+
+use super::ready::{Direction, Ready};
+
+/// Set when the owning loop has shut down: operations fail instead of waiting forever.
+const SHUTDOWN: usize = 1 << 8;
+const TICK_SHIFT: u32 = 16;
+const READY_MASK: usize = 0xff;
+
+/// A readiness observation, to hand back to [`clear_readiness`](ScheduledIo::clear_readiness).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadyEvent {
+    pub(crate) tick: usize,
+    /// What was ready.
+    pub ready: Ready,
+    pub(crate) is_shutdown: bool,
+}
+
+#[derive(Default)]
+struct Waiters {
+    reader: Option<Waker>,
+    writer: Option<Waker>,
+}
+
+pub(crate) struct ScheduledIo {
+    /// `ready bits | SHUTDOWN | tick << TICK_SHIFT`
+    readiness: AtomicUsize,
+    waiters: Mutex<Waiters>,
+    pub(crate) token: usize,
+}
+
+fn decode(word: usize) -> (Ready, bool, usize) {
+    (Ready::from_bits((word & READY_MASK) as u8), word & SHUTDOWN != 0, word >> TICK_SHIFT)
+}
+
+impl ScheduledIo {
+    pub(crate) fn new(token: usize) -> Self {
+        ScheduledIo { readiness: AtomicUsize::new(0), waiters: Mutex::new(Waiters::default()), token }
+    }
+
+    /// Loop side: record an event and collect the wakers it concerns.
+    pub(crate) fn set_readiness(&self, ready: Ready, wakers: &mut Vec<Waker>) {
+        let _ = self.readiness.fetch_update(AcqRel, Acquire, |word| {
+            let (old, shut, tick) = decode(word);
+            let tick = tick.wrapping_add(1) & (usize::MAX >> TICK_SHIFT);
+            Some((tick << TICK_SHIFT) | if shut { SHUTDOWN } else { 0 } | (old | ready).bits() as usize)
+        });
+        self.take_wakers(ready, wakers);
+    }
+
+    /// Loop side, at termination: fail every later operation and wake both halves.
+    pub(crate) fn shutdown(&self, wakers: &mut Vec<Waker>) {
+        self.readiness.fetch_or(SHUTDOWN, AcqRel);
+        self.take_wakers(Ready::ALL, wakers);
+    }
+
+    fn take_wakers(&self, ready: Ready, wakers: &mut Vec<Waker>) {
+        let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        if !(ready & Direction::Read.mask()).is_empty() {
+            wakers.extend(w.reader.take());
+        }
+        if !(ready & Direction::Write.mask()).is_empty() {
+            wakers.extend(w.writer.take());
+        }
+    }
+
+    /// The readiness for `direction` right now, without registering interest.
+    pub(crate) fn ready_now(&self, direction: Direction) -> Option<ReadyEvent> {
+        let (ready, is_shutdown, tick) = decode(self.readiness.load(Acquire));
+        let ready = ready & direction.mask();
+        (!ready.is_empty() || is_shutdown).then_some(ReadyEvent { tick, ready, is_shutdown })
+    }
+
+    /// Ready if `direction` is ready (or the loop shut down); otherwise remember the
+    /// waker and return `Pending`.
+    pub(crate) fn poll_ready(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<ReadyEvent> {
+        if let Some(ev) = self.ready_now(direction) {
+            return Poll::Ready(ev);
+        }
+        {
+            let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+            let slot = match direction {
+                Direction::Read => &mut w.reader,
+                Direction::Write => &mut w.writer,
+            };
+            match slot {
+                Some(existing) if existing.will_wake(cx.waker()) => {}
+                _ => *slot = Some(cx.waker().clone()),
+            }
+        }
+        // The loop sets readiness before it takes the waiters' lock, so an event that
+        // raced the registration above is visible now.
+        match self.ready_now(direction) {
+            Some(ev) => Poll::Ready(ev),
+            None => Poll::Pending,
+        }
+    }
+
+    /// Forget the readiness in `event` (an operation got `WouldBlock`), unless a newer
+    /// event arrived since it was observed. Closed bits are final and stay.
+    pub(crate) fn clear_readiness(&self, event: ReadyEvent) {
+        let clear = event.ready - Ready::READ_CLOSED - Ready::WRITE_CLOSED;
+        let _ = self.readiness.fetch_update(AcqRel, Acquire, |word| {
+            let (_, _, tick) = decode(word);
+            (tick == event.tick).then_some(word & !(clear.bits() as usize))
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_clear_keeps_a_newer_event() {
+        let io = ScheduledIo::new(1);
+        let mut wakers = vec![];
+        io.set_readiness(Ready::READABLE, &mut wakers);
+        let seen = io.ready_now(Direction::Read).unwrap();
+        // A new edge arrives between WouldBlock and the clear.
+        io.set_readiness(Ready::READABLE, &mut wakers);
+        io.clear_readiness(seen);
+        assert!(io.ready_now(Direction::Read).is_some(), "the newer event survived");
+        let seen = io.ready_now(Direction::Read).unwrap();
+        io.clear_readiness(seen);
+        assert!(io.ready_now(Direction::Read).is_none());
+    }
+
+    #[test]
+    fn closed_bits_survive_a_clear_and_directions_are_separate() {
+        let io = ScheduledIo::new(1);
+        let mut wakers = vec![];
+        io.set_readiness(Ready::WRITABLE | Ready::READ_CLOSED, &mut wakers);
+        let ev = io.ready_now(Direction::Read).unwrap();
+        io.clear_readiness(ev);
+        assert!(io.ready_now(Direction::Read).unwrap().ready.is_read_closed());
+        assert!(io.ready_now(Direction::Write).unwrap().ready.is_writable());
+    }
+
+    #[test]
+    fn wakes_only_the_waiting_direction() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        struct Count(AtomicUsize);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let reads = Arc::new(Count(AtomicUsize::new(0)));
+        let writes = Arc::new(Count(AtomicUsize::new(0)));
+        let io = ScheduledIo::new(1);
+        let rw = Waker::from(reads.clone());
+        let ww = Waker::from(writes.clone());
+        assert!(io.poll_ready(&mut Context::from_waker(&rw), Direction::Read).is_pending());
+        assert!(io.poll_ready(&mut Context::from_waker(&ww), Direction::Write).is_pending());
+        let mut wakers = vec![];
+        io.set_readiness(Ready::READABLE, &mut wakers);
+        wakers.drain(..).for_each(Waker::wake);
+        assert_eq!((reads.0.load(Ordering::SeqCst), writes.0.load(Ordering::SeqCst)), (1, 0));
+        io.shutdown(&mut wakers);
+        wakers.drain(..).for_each(Waker::wake);
+        assert_eq!(writes.0.load(Ordering::SeqCst), 1);
+        assert!(io.ready_now(Direction::Write).unwrap().is_shutdown);
+    }
+}

@@ -1,0 +1,96 @@
+//! Per-loop metrics (spec section 8).
+//!
+//! The loop keeps its counters in plain fields and publishes them with one relaxed
+//! store each per iteration, so reading metrics costs the loop nothing per task. Only
+//! producers' wakeup counters are written by other threads; they live on their own
+//! cache line so they do not bounce the inbox's.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use crate::LoopState;
+
+/// A snapshot of one loop's counters. Counts are totals since the loop was created.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LoopMetrics {
+    /// Where the loop is in its life.
+    pub state: LoopState,
+    /// Tasks waiting: inbox + local run queue + tail queue.
+    pub pending_tasks: usize,
+    /// Tasks run: polls of futures, closures, scheduled tasks and tail tasks.
+    pub tasks_run: u64,
+    /// I/O readiness events processed (the loop's own wakeups not included).
+    pub io_events: u64,
+    /// Loop iterations (select, process I/O, run tasks).
+    pub iterations: u64,
+    /// Eventfd writes producers actually made to wake the loop.
+    pub wakeups_sent: u64,
+    /// Remote submissions that needed no wake because the loop was awake.
+    pub wakeups_suppressed: u64,
+    /// Wakeups the loop received from its eventfd.
+    pub wakeups_received: u64,
+    /// Blocking selects that returned with nothing to do before their deadline
+    /// (what Netty counts to detect the JDK epoll bug; here only reported).
+    pub premature_wakeups: u64,
+    /// Scheduled tasks in the heap.
+    pub scheduled_tasks: usize,
+    /// Live I/O registrations.
+    pub registrations: usize,
+    /// Futures spawned on this loop that have not finished.
+    pub live_tasks: usize,
+    /// Time spent outside `Poll::poll`, i.e. working.
+    pub busy: Duration,
+    /// `busy` divided by the time since the loop started (0 before it started).
+    pub utilization: f64,
+}
+
+#[derive(Default)]
+#[repr(align(128))]
+pub(crate) struct ProducerCounters {
+    pub(crate) wakeups_sent: AtomicU64,
+    pub(crate) wakeups_suppressed: AtomicU64,
+}
+
+/// Values the loop publishes once per iteration.
+#[derive(Default)]
+#[repr(align(128))]
+pub(crate) struct Published {
+    pub(crate) tasks_run: AtomicU64,
+    pub(crate) io_events: AtomicU64,
+    pub(crate) iterations: AtomicU64,
+    pub(crate) wakeups_received: AtomicU64,
+    pub(crate) premature_wakeups: AtomicU64,
+    pub(crate) local_pending: AtomicU64,
+    pub(crate) scheduled_tasks: AtomicU64,
+    pub(crate) live_tasks: AtomicU64,
+    pub(crate) busy_nanos: AtomicU64,
+    /// Clock nanos when the loop first ran; 0 before.
+    pub(crate) started_at: AtomicU64,
+}
+
+/// The loop thread's own running totals, published by `publish`.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct LoopCounters {
+    pub(crate) tasks_run: u64,
+    pub(crate) io_events: u64,
+    pub(crate) iterations: u64,
+    pub(crate) wakeups_received: u64,
+    pub(crate) premature_wakeups: u64,
+    pub(crate) busy_nanos: u64,
+}
+
+impl Published {
+    pub(crate) fn publish(&self, c: &LoopCounters, local_pending: usize, scheduled: usize, live: usize) {
+        self.tasks_run.store(c.tasks_run, Relaxed);
+        self.io_events.store(c.io_events, Relaxed);
+        self.iterations.store(c.iterations, Relaxed);
+        self.wakeups_received.store(c.wakeups_received, Relaxed);
+        self.premature_wakeups.store(c.premature_wakeups, Relaxed);
+        self.busy_nanos.store(c.busy_nanos, Relaxed);
+        self.local_pending.store(local_pending as u64, Relaxed);
+        self.scheduled_tasks.store(scheduled as u64, Relaxed);
+        self.live_tasks.store(live as u64, Relaxed);
+    }
+}

@@ -1,0 +1,238 @@
+//! The part of a loop other threads can touch: inbox, wakeup word, state, registry.
+
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use async_task::Runnable;
+use slab::Slab;
+
+use crate::LoopState;
+use crate::context;
+use crate::error::RejectedExecution;
+use crate::inbox::Inbox;
+use crate::io::scheduled_io::ScheduledIo;
+use crate::metrics::{ProducerCounters, Published};
+use crate::task::Task;
+use crate::termination::Termination;
+use crate::wakeup::NextWakeup;
+
+/// Token of the loop's own mio `Waker`.
+pub(crate) const WAKER_TOKEN: mio::Token = mio::Token(usize::MAX);
+/// Registration tokens are `slab key | generation << GEN_SHIFT`.
+pub(crate) const GEN_SHIFT: u32 = usize::BITS / 2;
+
+/// Live I/O registrations, by token.
+#[derive(Default)]
+pub(crate) struct IoSet {
+    pub(crate) slab: Slab<Arc<ScheduledIo>>,
+    generation: usize,
+    pub(crate) closed: bool,
+}
+
+impl IoSet {
+    /// Allocates a registration; `None` after the loop shut down.
+    pub(crate) fn insert(&mut self) -> Option<Arc<ScheduledIo>> {
+        if self.closed {
+            return None;
+        }
+        self.generation = self.generation.wrapping_add(1) & (usize::MAX >> GEN_SHIFT);
+        let entry = self.slab.vacant_entry();
+        let key = entry.key();
+        assert!(key < (1 << GEN_SHIFT) - 1, "too many I/O registrations on one loop");
+        let io = Arc::new(ScheduledIo::new(key | (self.generation << GEN_SHIFT)));
+        entry.insert(io.clone());
+        Some(io)
+    }
+
+    pub(crate) fn get(&self, token: usize) -> Option<&Arc<ScheduledIo>> {
+        let key = token & ((1 << GEN_SHIFT) - 1);
+        self.slab.get(key).filter(|io| io.token == token)
+    }
+
+    pub(crate) fn remove(&mut self, token: usize) {
+        let key = token & ((1 << GEN_SHIFT) - 1);
+        if self.slab.get(key).is_some_and(|io| io.token == token) {
+            self.slab.remove(key);
+        }
+    }
+}
+
+/// Whether a remote submission wakes the loop.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wake {
+    /// Wake it if it is blocked (`execute`).
+    Now,
+    /// Wake it only if it is blocked past this deadline (`schedule`).
+    Before(u64),
+    /// Never (`lazy_execute`): it runs at the next iteration.
+    Lazy,
+}
+
+/// Shutdown parameters set by the first `shutdown_gracefully`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ShutdownParams {
+    pub(crate) quiet_period: Duration,
+    pub(crate) timeout: Duration,
+}
+
+pub(crate) struct Shared {
+    /// Unique per process; names the loop in logs.
+    pub(crate) id: u64,
+    pub(crate) inbox: Inbox<Task>,
+    pub(crate) next_wakeup: NextWakeup,
+    state: AtomicU8,
+    selector_waker: mio::Waker,
+    pub(crate) registry: mio::Registry,
+    pub(crate) io: Mutex<IoSet>,
+    pub(crate) shutdown: Mutex<Option<ShutdownParams>>,
+    /// What `shutdown_gracefully()` uses when given no parameters.
+    pub(crate) default_shutdown: ShutdownParams,
+    pub(crate) termination: Termination,
+    /// Wakes that arrived after the inbox closed; the final drain runs or drops them on
+    /// the loop's thread. `None` once the loop terminated.
+    pub(crate) orphans: Mutex<Option<Vec<Runnable>>>,
+    pub(crate) shutdown_hooks: Mutex<Vec<Box<dyn FnOnce() + Send + 'static>>>,
+    starter: OnceLock<Box<dyn Fn() + Send + Sync + 'static>>,
+    start_requested: AtomicBool,
+    pub(crate) producers: ProducerCounters,
+    pub(crate) published: Published,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        selector_waker: mio::Waker,
+        registry: mio::Registry,
+        max_pending_tasks: Option<usize>,
+        default_shutdown: ShutdownParams,
+    ) -> Shared {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        Shared {
+            id: NEXT_ID.fetch_add(1, Relaxed),
+            inbox: Inbox::new(max_pending_tasks),
+            next_wakeup: NextWakeup::new(),
+            state: AtomicU8::new(LoopState::NotStarted as u8),
+            selector_waker,
+            registry,
+            io: Mutex::new(IoSet::default()),
+            shutdown: Mutex::new(None),
+            default_shutdown,
+            termination: Termination::default(),
+            orphans: Mutex::new(Some(Vec::new())),
+            shutdown_hooks: Mutex::new(Vec::new()),
+            starter: OnceLock::new(),
+            start_requested: AtomicBool::new(false),
+            producers: ProducerCounters::default(),
+            published: Published::default(),
+        }
+    }
+
+    pub(crate) fn state(&self) -> LoopState {
+        LoopState::from_u8(self.state.load(Acquire))
+    }
+
+    pub(crate) fn set_state(&self, state: LoopState) {
+        self.state.store(state as u8, Release);
+    }
+
+    /// Moves the state forward to `to` if it is behind; returns the previous state.
+    pub(crate) fn advance_state(&self, to: LoopState) -> LoopState {
+        let prev = self.state.fetch_max(to as u8, AcqRel);
+        LoopState::from_u8(prev)
+    }
+
+    pub(crate) fn set_starter(&self, starter: Box<dyn Fn() + Send + Sync + 'static>) -> bool {
+        self.starter.set(starter).is_ok()
+    }
+
+    /// Lazy start (Netty `startThread`): the first submission to a loop that nobody
+    /// drives yet asks the owner, once, to start driving it.
+    pub(crate) fn ensure_started(&self) {
+        if self.state.load(Relaxed) == LoopState::NotStarted as u8
+            && !self.start_requested.load(Relaxed)
+            && !self.start_requested.swap(true, AcqRel)
+            && let Some(start) = self.starter.get()
+        {
+            start();
+        }
+    }
+
+    /// Wakes the loop if it is blocked past `deadline` (0 = "now"), counting the result.
+    pub(crate) fn wake(&self, deadline: u64) {
+        if self.next_wakeup.should_wake(deadline) {
+            self.producers.wakeups_sent.fetch_add(1, Relaxed);
+            self.write_eventfd();
+        } else if deadline == 0 {
+            self.producers.wakeups_suppressed.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Unconditional wake (shutdown requests).
+    pub(crate) fn force_wake(&self) {
+        if self.next_wakeup.should_wake(0) {
+            self.producers.wakeups_sent.fetch_add(1, Relaxed);
+            self.write_eventfd();
+        }
+    }
+
+    fn write_eventfd(&self) {
+        if let Err(e) = self.selector_waker.wake() {
+            tracing::error!(target: "netloop::reactor", loop_id = self.id, error = %e, "failed to wake the event loop");
+        }
+    }
+
+    /// Submits a new task from any thread. On the loop's own thread it goes to the
+    /// local run queue with no atomic operation and no wake.
+    pub(crate) fn submit(&self, task: Task, wake: Wake) -> Result<(), RejectedExecution> {
+        let task = match context::on_own_core(self, task, |core, task| core.local.push_new(task)) {
+            Ok(result) => return result,
+            Err(task) => task,
+        };
+        match self.inbox.push_new(task) {
+            Ok(()) => {
+                match wake {
+                    Wake::Now => self.wake(0),
+                    Wake::Before(deadline) => self.wake(deadline),
+                    Wake::Lazy => {}
+                }
+                self.ensure_started();
+                Ok(())
+            }
+            Err((task, reason)) => Err(RejectedExecution::new(reason, task.into_closure())),
+        }
+    }
+
+    /// async-task's schedule function: a woken future goes back to its loop.
+    pub(crate) fn schedule_runnable(&self, runnable: Runnable) {
+        let runnable = match context::on_own_core(self, runnable, |core, r| core.local.push_wake(r)) {
+            Ok(()) => return,
+            Err(runnable) => runnable,
+        };
+        match self.inbox.push(Task::Runnable(runnable)) {
+            Ok(()) => {
+                self.wake(0);
+                self.ensure_started();
+            }
+            Err(Task::Runnable(runnable)) => self.orphan(runnable),
+            Err(_) => unreachable!("the inbox hands back what it was given"),
+        }
+    }
+
+    /// A wake that lost the race with shutdown. The runnable must not be dropped here:
+    /// a `spawn_local` future dropped off its thread aborts the process.
+    fn orphan(&self, runnable: Runnable) {
+        let mut orphans = self.orphans.lock().unwrap_or_else(|e| e.into_inner());
+        match orphans.as_mut() {
+            Some(list) => list.push(runnable),
+            None => {
+                drop(orphans);
+                // Unreachable in practice: at termination every live task is closed,
+                // and async-task never schedules a closed task. Leaking is the only
+                // choice that cannot abort.
+                tracing::error!(target: "netloop::reactor", loop_id = self.id, "a task was woken after its event loop terminated; leaking it");
+                std::mem::forget(runnable);
+            }
+        }
+    }
+}

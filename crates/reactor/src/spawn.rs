@@ -1,0 +1,94 @@
+//! Futures on the loop, with async-task.
+//!
+//! Every spawned future is wrapped in [`Tracked`], which records the task's waker in the
+//! loop's task set on its first poll and removes it when the future is dropped. At
+//! termination the loop wakes every task still in the set and drops the runnables that
+//! come back, so every future spawned on a loop is dropped on that loop's thread (a
+//! `spawn_local` future dropped anywhere else would abort the process).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use async_task::{Builder, Runnable, Task};
+
+use crate::LoopState;
+use crate::context;
+use crate::error::{RejectReason, RejectedExecution, SpawnLocalError};
+use crate::shared::Shared;
+
+const UNTRACKED: usize = usize::MAX;
+
+pin_project_lite::pin_project! {
+    /// A spawned future plus its slot in the loop's live-task set.
+    pub(crate) struct Tracked<F> {
+        #[pin]
+        future: F,
+        shared: Arc<Shared>,
+        key: usize,
+    }
+
+    impl<F> PinnedDrop for Tracked<F> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if *this.key != UNTRACKED {
+                let key = *this.key;
+                context::with_own_core(this.shared, |core| core.local.untrack(key));
+            }
+        }
+    }
+}
+
+impl<F: Future> Future for Tracked<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        if *this.key == UNTRACKED {
+            let waker = cx.waker();
+            if let Some(Some(key)) = context::with_own_core(this.shared, |core| core.local.track(waker.clone())) {
+                *this.key = key;
+            }
+        }
+        this.future.poll(cx)
+    }
+}
+
+fn schedule_fn(shared: Arc<Shared>) -> impl Fn(Runnable) + Send + Sync + 'static {
+    move |runnable| shared.schedule_runnable(runnable)
+}
+
+/// Spawns a `Send` future on the loop `shared` belongs to, from any thread.
+pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F) -> Result<Task<F::Output>, RejectedExecution>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if shared.state() >= LoopState::Shutdown {
+        return Err(RejectedExecution::new(RejectReason::Shutdown, None));
+    }
+    let tracked = Tracked { future, shared: shared.clone(), key: UNTRACKED };
+    let (runnable, task) = Builder::new().propagate_panic(true).spawn(move |_| tracked, schedule_fn(shared.clone()));
+    runnable.schedule();
+    Ok(task)
+}
+
+/// Spawns a `!Send` future; only on the loop's own thread.
+pub(crate) fn spawn_local<F>(shared: &Arc<Shared>, future: F) -> Result<Task<F::Output>, SpawnLocalError>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    context::on_own_core(shared, future, |core, future| {
+        if core.local.state.get() >= LoopState::Shutdown {
+            return Err(SpawnLocalError::Shutdown);
+        }
+        let tracked = Tracked { future, shared: shared.clone(), key: UNTRACKED };
+        let (runnable, task) =
+            Builder::new().propagate_panic(true).spawn_local(move |_| tracked, schedule_fn(shared.clone()));
+        core.local.push_wake(runnable);
+        Ok(task)
+    })
+    .unwrap_or(Err(SpawnLocalError::NotOnLoop))
+}

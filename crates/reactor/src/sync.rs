@@ -1,0 +1,7 @@
+//! The atomics used by the cross-thread protocols, swapped for loom's under
+//! `--cfg loom` so the models next to that code explore every interleaving.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicU64, fence};
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicU64, fence};

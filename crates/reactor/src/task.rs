@@ -1,0 +1,51 @@
+//! What sits in a loop's queues.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use async_task::Runnable;
+
+use crate::scheduled::{ScheduledState, ScheduledTask};
+use crate::tail::TailTask;
+
+/// One entry of the local run queue or the inbox.
+pub(crate) enum Task {
+    /// A future's turn to be polled (async-task).
+    Runnable(Runnable),
+    /// A closure from `execute`.
+    Closure(Box<dyn FnOnce() + Send + 'static>),
+    /// A scheduled task whose deadline has come (moved here from the heap).
+    Due(ScheduledTask),
+    /// Another thread's `schedule`: insert into the heap.
+    Schedule(ScheduledTask),
+    /// Another thread's `cancel`: remove from the heap now rather than at the deadline.
+    CancelScheduled(Arc<ScheduledState>),
+    /// Another thread's tail task.
+    Tail(TailTask),
+}
+
+impl Task {
+    pub(crate) fn into_closure(self) -> Option<Box<dyn FnOnce() + Send + 'static>> {
+        match self {
+            Task::Closure(f) => Some(f),
+            _ => None,
+        }
+    }
+}
+
+/// Runs `f`, logging and swallowing a panic (spec section 7: the loop goes on).
+/// Returns false if it panicked.
+pub(crate) fn run_caught(what: &'static str, f: impl FnOnce()) -> bool {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(()) => true,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("<non-string panic payload>");
+            tracing::warn!(target: "netloop::reactor", kind = what, panic = msg, "a task panicked; the event loop goes on");
+            false
+        }
+    }
+}
