@@ -4,4 +4,6 @@
 //! module layout (`runtime`, `task`, `time`, `net`, `io`, ...). Today it offers the
 //! event loop itself, under [`event_loop`].
 
+#![warn(missing_docs)]
+
 pub use netloop_reactor as event_loop;

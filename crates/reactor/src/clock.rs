@@ -25,7 +25,10 @@ pub(crate) fn now() -> u64 {
 /// Converts an `Instant` into a deadline; instants before the origin map to 1 (the past).
 pub(crate) fn from_instant(at: Instant) -> u64 {
     let nanos = at.saturating_duration_since(origin()).as_nanos();
-    u64::try_from(nanos).unwrap_or(MAX_DEADLINE).saturating_add(1).min(MAX_DEADLINE)
+    u64::try_from(nanos)
+        .unwrap_or(MAX_DEADLINE)
+        .saturating_add(1)
+        .min(MAX_DEADLINE)
 }
 
 /// Converts a deadline back into an `Instant`, saturating at the far future.
@@ -69,7 +72,7 @@ mod tests {
         let _ = now(); // fix the origin first
         let a = Instant::now();
         let d = from_instant(a);
-        assert!(d >= 1 && d < MAX_DEADLINE);
+        assert!((1..MAX_DEADLINE).contains(&d));
         let back = to_instant(d);
         assert!(back <= a + Duration::from_nanos(1) && back + Duration::from_micros(1) >= a);
         assert!(now() >= d);

@@ -115,7 +115,10 @@ impl EventLoopBuilder {
     }
 
     pub(crate) fn shutdown_params(&self) -> ShutdownParams {
-        ShutdownParams { quiet_period: self.quiet_period, timeout: self.shutdown_timeout }
+        ShutdownParams {
+            quiet_period: self.quiet_period,
+            timeout: self.shutdown_timeout,
+        }
     }
 }
 

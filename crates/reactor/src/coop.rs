@@ -113,7 +113,9 @@ mod tests {
         let mut cx = Context::from_waker(Waker::noop());
         with_budget(|| {
             for _ in 0..1000 {
-                let Poll::Ready(r) = poll_proceed(&mut cx) else { panic!() };
+                let Poll::Ready(r) = poll_proceed(&mut cx) else {
+                    panic!()
+                };
                 drop(r);
             }
             assert!(has_budget_remaining());

@@ -61,7 +61,9 @@ impl fmt::Debug for RejectedExecution {
 impl fmt::Display for RejectedExecution {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.reason {
-            RejectReason::Shutdown => f.write_str("task rejected: the event loop has shut down; submit to a running loop"),
+            RejectReason::Shutdown => {
+                f.write_str("task rejected: the event loop has shut down; submit to a running loop")
+            }
             RejectReason::Full => f.write_str(
                 "task rejected: the event loop's inbox is full (max_pending_tasks); retry later or raise the bound",
             ),
@@ -95,7 +97,9 @@ pub enum ScheduleError {
 impl fmt::Display for ScheduleError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ScheduleError::ZeroPeriod => f.write_str("invalid argument: a periodic task needs a period greater than zero"),
+            ScheduleError::ZeroPeriod => {
+                f.write_str("invalid argument: a periodic task needs a period greater than zero")
+            }
             ScheduleError::Rejected(e) => e.fmt(f),
         }
     }

@@ -72,7 +72,10 @@ struct Driver {
 
 impl std::fmt::Debug for EventLoop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventLoop").field("id", &self.core.shared.id).field("state", &self.state()).finish()
+        f.debug_struct("EventLoop")
+            .field("id", &self.core.shared.id)
+            .field("state", &self.state())
+            .finish()
     }
 }
 
@@ -91,7 +94,10 @@ impl EventLoop {
         let (selector, waker, registry) = Selector::new(b.events_capacity)?;
         let shared = Arc::new(Shared::new(waker, registry, b.max_pending_tasks, b.shutdown_params()));
         Ok(EventLoop {
-            core: Box::new(Core { shared, local: Local::new() }),
+            core: Box::new(Core {
+                shared,
+                local: Local::new(),
+            }),
             driver: Driver {
                 selector,
                 io_ratio: u64::from(b.io_ratio),
@@ -108,7 +114,9 @@ impl EventLoop {
 
     /// A handle for submitting work from any thread.
     pub fn handle(&self) -> EventLoopHandle {
-        EventLoopHandle { shared: self.core.shared.clone() }
+        EventLoopHandle {
+            shared: self.core.shared.clone(),
+        }
     }
 
     /// Where the loop is in its life.
@@ -146,7 +154,10 @@ impl EventLoop {
     /// `spawn_local` and `!Send` state. Fails if the loop terminates first.
     pub fn block_on<F: Future>(&mut self, future: F) -> Result<F::Output, DriveError> {
         let mut future = pin!(future);
-        let main = Arc::new(MainWaker { woken: AtomicBool::new(true), shared: self.core.shared.clone() });
+        let main = Arc::new(MainWaker {
+            woken: AtomicBool::new(true),
+            shared: self.core.shared.clone(),
+        });
         let waker = Waker::from(main.clone());
         self.drive(|driver, core| {
             loop {
@@ -192,7 +203,10 @@ impl Drop for EventLoop {
             // Its futures may be `!Send`: dropping them here could abort the process.
             tracing::error!(target: "netloop::reactor", loop_id = self.core.shared.id,
                 "event loop dropped off its thread with live tasks; leaking them");
-            let fresh = Box::new(Core { shared: self.core.shared.clone(), local: Local::new() });
+            let fresh = Box::new(Core {
+                shared: self.core.shared.clone(),
+                local: Local::new(),
+            });
             let core = std::mem::replace(&mut self.core, fresh);
             std::mem::forget(core);
         }
@@ -230,12 +244,21 @@ impl Driver {
         let now = clock::now();
         self.busy_since = now;
         self.last_execution = now;
-        core.shared.published.started_at.store(now, std::sync::atomic::Ordering::Relaxed);
+        core.shared
+            .published
+            .started_at
+            .store(now, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Netty's `hasTasks()`: is there anything to run without waiting?
-    fn has_tasks(core: &Core, extra: &dyn Fn() -> bool) -> bool {
-        !core.local.run_queue.borrow().is_empty() || !core.shared.inbox.is_empty() || extra()
+    /// Netty's `hasTasks()`: is there anything to do without waiting? Queued tasks,
+    /// tail tasks, `block_on`'s woken future, or a shutdown request not yet confirmed
+    /// (requests wake the loop only if it is blocked, so it must look before blocking).
+    fn has_tasks(&self, core: &Core, extra: &dyn Fn() -> bool) -> bool {
+        !core.local.run_queue.borrow().is_empty()
+            || !core.shared.inbox.is_empty()
+            || !core.local.tail.borrow().is_empty()
+            || extra()
+            || (self.graceful_start.is_none() && core.shared.state() >= LoopState::ShuttingDown)
     }
 
     /// One iteration of the run loop (spec section 3). True when the loop should exit.
@@ -247,7 +270,7 @@ impl Driver {
         let before = clock::now();
         self.counters.busy_nanos += before.saturating_sub(self.busy_since);
         let mut blocked_until = None;
-        let polled = if Self::has_tasks(core, extra_ready) {
+        let polled = if self.has_tasks(core, extra_ready) {
             Some(self.selector.select(Some(Duration::ZERO)))
         } else {
             let mut deadline = core.local.scheduled.borrow().peek_deadline().unwrap_or(NONE);
@@ -255,7 +278,7 @@ impl Driver {
                 deadline = deadline.min(cap);
             }
             shared.next_wakeup.publish(deadline);
-            let polled = if Self::has_tasks(core, extra_ready) {
+            let polled = if self.has_tasks(core, extra_ready) {
                 None
             } else {
                 blocked_until = Some(deadline);
@@ -370,7 +393,10 @@ impl Driver {
                     waker.wake();
                 }
                 job => {
-                    core.local.run_queue.borrow_mut().push_back(Task::Due(ScheduledTask { job, ..task }));
+                    core.local
+                        .run_queue
+                        .borrow_mut()
+                        .push_back(Task::Due(ScheduledTask { job, ..task }));
                 }
             }
         }
@@ -587,7 +613,13 @@ impl Driver {
         let leftovers = core.local.run_queue.borrow().len()
             + core.shared.inbox.len()
             + core.local.tail.borrow().len()
-            + core.shared.orphans.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map_or(0, Vec::len);
+            + core
+                .shared
+                .orphans
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .map_or(0, Vec::len);
         // Wake every live task; with the state Terminated, each wake drops the task's
         // runnable right here, which drops its future.
         let live = core.local.tasks.borrow_mut().take();
@@ -611,7 +643,13 @@ impl Driver {
             let tails = std::mem::take(&mut *core.local.tail.borrow_mut());
             dropped += tails.len();
             drop(tails);
-            let orphans = core.shared.orphans.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(std::mem::take);
+            let orphans = core
+                .shared
+                .orphans
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_mut()
+                .map(std::mem::take);
             if let Some(orphans) = orphans {
                 dropped += orphans.len();
                 drop(orphans);

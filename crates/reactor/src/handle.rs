@@ -14,11 +14,13 @@ use crate::LoopState;
 use crate::clock;
 use crate::config::check_shutdown;
 use crate::context;
-use crate::error::{AwaitTerminationError, ConfigError, RejectReason, RejectedExecution, ScheduleError, SpawnLocalError};
+use crate::error::{
+    AwaitTerminationError, ConfigError, RejectReason, RejectedExecution, ScheduleError, SpawnLocalError,
+};
 use crate::io::{Interest, PollEvented};
 use crate::metrics::LoopMetrics;
 use crate::scheduled::{Job, ScheduledState, ScheduledTask};
-use crate::shared::{ShutdownParams, Shared, Wake};
+use crate::shared::{Shared, ShutdownParams, Wake};
 use crate::spawn;
 use crate::tail::{TailTask, TailTaskHandle};
 use crate::task::Task;
@@ -36,7 +38,10 @@ pub struct EventLoopHandle {
 
 impl std::fmt::Debug for EventLoopHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventLoopHandle").field("id", &self.shared.id).field("state", &self.state()).finish()
+        f.debug_struct("EventLoopHandle")
+            .field("id", &self.shared.id)
+            .field("state", &self.state())
+            .finish()
     }
 }
 
@@ -50,7 +55,11 @@ impl Eq for EventLoopHandle {}
 impl EventLoopHandle {
     /// The loop this thread is driving, if any.
     pub fn current() -> Option<EventLoopHandle> {
-        context::with_core(|core| core.map(|c| EventLoopHandle { shared: c.shared.clone() }))
+        context::with_core(|core| {
+            core.map(|c| EventLoopHandle {
+                shared: c.shared.clone(),
+            })
+        })
     }
 
     /// A process-unique id for this loop.
@@ -109,7 +118,10 @@ impl EventLoopHandle {
         F: FnOnce() + Send + 'static,
     {
         let removed = Arc::new(AtomicBool::new(false));
-        let task = TailTask { f: Box::new(f), removed: removed.clone() };
+        let task = TailTask {
+            f: Box::new(f),
+            removed: removed.clone(),
+        };
         self.shared.submit(Task::Tail(task), Wake::Now)?;
         Ok(TailTaskHandle { removed })
     }
@@ -146,7 +158,10 @@ impl EventLoopHandle {
         if period.is_zero() {
             return Err(ScheduleError::ZeroPeriod);
         }
-        let job = Job::FixedRate { period: clock::nanos(period), f: Box::new(f) };
+        let job = Job::FixedRate {
+            period: clock::nanos(period),
+            f: Box::new(f),
+        };
         Ok(self.submit_scheduled(clock::after(clock::now(), initial_delay), job)?)
     }
 
@@ -164,7 +179,10 @@ impl EventLoopHandle {
         if delay.is_zero() {
             return Err(ScheduleError::ZeroPeriod);
         }
-        let job = Job::FixedDelay { delay: clock::nanos(delay), f: Box::new(f) };
+        let job = Job::FixedDelay {
+            delay: clock::nanos(delay),
+            f: Box::new(f),
+        };
         Ok(self.submit_scheduled(clock::after(clock::now(), initial_delay), job)?)
     }
 
@@ -178,7 +196,10 @@ impl EventLoopHandle {
         let state = ScheduledState::new();
         let task = ScheduledTask::new(deadline, job, state.clone());
         self.shared.submit(Task::Schedule(task), Wake::Before(deadline))?;
-        Ok(ScheduledHandle { state, shared: self.shared.clone() })
+        Ok(ScheduledHandle {
+            state,
+            shared: self.shared.clone(),
+        })
     }
 
     /// Spawns a `Send` future on this loop, from any thread. It stays on this loop for
@@ -215,7 +236,11 @@ impl EventLoopHandle {
         if self.is_shutdown() {
             return Err(RejectedExecution::new(RejectReason::Shutdown, Some(Box::new(hook))));
         }
-        self.shared.shutdown_hooks.lock().unwrap_or_else(|e| e.into_inner()).push(Box::new(hook));
+        self.shared
+            .shutdown_hooks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Box::new(hook));
         Ok(())
     }
 
@@ -251,14 +276,18 @@ impl EventLoopHandle {
         let prev = self.shared.advance_state(LoopState::ShuttingDown);
         if prev < LoopState::ShuttingDown && !self.in_event_loop() {
             self.shared.force_wake();
-            self.shared.ensure_started();
+            if prev == LoopState::NotStarted {
+                self.shared.request_start();
+            }
         }
         self.termination()
     }
 
     /// A future that resolves when the loop has terminated.
     pub fn termination(&self) -> TerminationFuture {
-        TerminationFuture { shared: self.shared.clone() }
+        TerminationFuture {
+            shared: self.shared.clone(),
+        }
     }
 
     /// Blocks the calling thread until the loop terminates or `timeout` passes.
@@ -267,7 +296,11 @@ impl EventLoopHandle {
         if self.in_event_loop() {
             return Err(AwaitTerminationError::OnLoopThread);
         }
-        if self.shared.termination.wait(timeout) { Ok(()) } else { Err(AwaitTerminationError::Timeout) }
+        if self.shared.termination.wait(timeout) {
+            Ok(())
+        } else {
+            Err(AwaitTerminationError::Timeout)
+        }
     }
 
     /// Installs the function a lazily started loop calls (once, from the submitting
@@ -286,7 +319,11 @@ impl EventLoopHandle {
         let p = &s.published;
         let started_at = p.started_at.load(Relaxed);
         let busy = Duration::from_nanos(p.busy_nanos.load(Relaxed));
-        let elapsed = if started_at == 0 { 0 } else { clock::now().saturating_sub(started_at) };
+        let elapsed = if started_at == 0 {
+            0
+        } else {
+            clock::now().saturating_sub(started_at)
+        };
         LoopMetrics {
             state: s.state(),
             pending_tasks: s.inbox.len() + p.local_pending.load(Relaxed) as usize,
@@ -301,7 +338,11 @@ impl EventLoopHandle {
             registrations: s.io.lock().unwrap_or_else(|e| e.into_inner()).slab.len(),
             live_tasks: p.live_tasks.load(Relaxed) as usize,
             busy,
-            utilization: if elapsed == 0 { 0.0 } else { (busy.as_nanos() as f64 / elapsed as f64).min(1.0) },
+            utilization: if elapsed == 0 {
+                0.0
+            } else {
+                (busy.as_nanos() as f64 / elapsed as f64).min(1.0)
+            },
         }
     }
 }

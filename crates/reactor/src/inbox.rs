@@ -10,7 +10,7 @@
 //! the queue, so a push either lands before the close (and the loop's final drain runs
 //! it) or fails with the task handed back: never lost. The loom model below checks it.
 
-use concurrent_queue::{ConcurrentQueue, PopError, PushError};
+use concurrent_queue::{ConcurrentQueue, PushError};
 
 use crate::error::RejectReason;
 
@@ -39,18 +39,25 @@ impl<T> Inbox<T> {
 
     /// Push a new submission, subject to `max_pending_tasks`.
     pub(crate) fn push_new(&self, task: T) -> Result<(), (T, RejectReason)> {
-        if self.limit != usize::MAX && self.queue.len() >= self.limit {
-            let reason = if self.queue.is_closed() { RejectReason::Shutdown } else { RejectReason::Full };
+        if let Err(reason) = self.admit() {
             return Err((task, reason));
         }
         self.push(task).map_err(|t| (t, RejectReason::Shutdown))
     }
 
-    pub(crate) fn pop(&self) -> Option<T> {
-        match self.queue.pop() {
-            Ok(t) => Some(t),
-            Err(PopError::Empty | PopError::Closed) => None,
+    /// Would a new submission be admitted now? (Used before a spawn builds its task.)
+    pub(crate) fn admit(&self) -> Result<(), RejectReason> {
+        if self.queue.is_closed() {
+            Err(RejectReason::Shutdown)
+        } else if self.limit != usize::MAX && self.queue.len() >= self.limit {
+            Err(RejectReason::Full)
+        } else {
+            Ok(())
         }
+    }
+
+    pub(crate) fn pop(&self) -> Option<T> {
+        self.queue.pop().ok()
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -148,7 +155,11 @@ mod loom_models {
             for p in producers {
                 p.join().unwrap();
             }
-            assert_eq!(ran + rejected.load(Ordering::Relaxed), 2, "every submission ran or was rejected");
+            assert_eq!(
+                ran + rejected.load(Ordering::Relaxed),
+                2,
+                "every submission ran or was rejected"
+            );
         });
     }
 }

@@ -72,8 +72,8 @@
 mod clock;
 mod config;
 mod context;
-mod core;
 pub mod coop;
+mod core;
 mod error;
 mod event_loop;
 mod handle;

@@ -24,9 +24,15 @@ pub(crate) enum Job {
     Once(Box<dyn FnOnce() + Send + 'static>),
     /// Runs every `period` nanos measured from the previous *deadline*, so a late run
     /// is followed by catch-up runs (Netty `scheduleAtFixedRate`).
-    FixedRate { period: u64, f: Box<dyn FnMut() + Send + 'static> },
+    FixedRate {
+        period: u64,
+        f: Box<dyn FnMut() + Send + 'static>,
+    },
     /// Runs `delay` nanos after the previous run *finished* (Netty `scheduleWithFixedDelay`).
-    FixedDelay { delay: u64, f: Box<dyn FnMut() + Send + 'static> },
+    FixedDelay {
+        delay: u64,
+        f: Box<dyn FnMut() + Send + 'static>,
+    },
     /// Wakes a future's timer (used by the scheduler's `sleep`).
     Wake(Waker),
 }
@@ -46,12 +52,17 @@ pub(crate) struct ScheduledState {
 
 impl ScheduledState {
     pub(crate) fn new() -> Arc<Self> {
-        Arc::new(ScheduledState { status: AtomicU8::new(PENDING), key: AtomicUsize::new(NOT_QUEUED) })
+        Arc::new(ScheduledState {
+            status: AtomicU8::new(PENDING),
+            key: AtomicUsize::new(NOT_QUEUED),
+        })
     }
 
     /// PENDING -> CANCELLED. False if it already ran to completion or was cancelled.
     pub(crate) fn try_cancel(&self) -> bool {
-        self.status.compare_exchange(PENDING, CANCELLED, AcqRel, Acquire).is_ok()
+        self.status
+            .compare_exchange(PENDING, CANCELLED, AcqRel, Acquire)
+            .is_ok()
     }
 
     pub(crate) fn set_done(&self) {
@@ -81,7 +92,12 @@ pub(crate) struct ScheduledTask {
 
 impl ScheduledTask {
     pub(crate) fn new(deadline: u64, job: Job, state: Arc<ScheduledState>) -> Self {
-        ScheduledTask { deadline, seq: 0, job, state }
+        ScheduledTask {
+            deadline,
+            seq: 0,
+            job,
+            state,
+        }
     }
 
     fn key(&self) -> (u64, u64) {

@@ -149,8 +149,15 @@ impl Shared {
     /// Lazy start (Netty `startThread`): the first submission to a loop that nobody
     /// drives yet asks the owner, once, to start driving it.
     pub(crate) fn ensure_started(&self) {
-        if self.state.load(Relaxed) == LoopState::NotStarted as u8
-            && !self.start_requested.load(Relaxed)
+        if self.state.load(Relaxed) == LoopState::NotStarted as u8 {
+            self.request_start();
+        }
+    }
+
+    /// Calls the lazy starter once, whatever the state (a shutdown request must start a
+    /// loop nobody drives yet, or it would never terminate).
+    pub(crate) fn request_start(&self) {
+        if !self.start_requested.load(Relaxed)
             && !self.start_requested.swap(true, AcqRel)
             && let Some(start) = self.starter.get()
         {

@@ -68,8 +68,21 @@ where
     if shared.state() >= LoopState::Shutdown {
         return Err(RejectedExecution::new(RejectReason::Shutdown, None));
     }
-    let tracked = Tracked { future, shared: shared.clone(), key: UNTRACKED };
-    let (runnable, task) = Builder::new().propagate_panic(true).spawn(move |_| tracked, schedule_fn(shared.clone()));
+    // Off the loop, a spawn is a new submission to the inbox: it counts against
+    // `max_pending_tasks` like `execute` (later wakes of the task never do).
+    if !context::is_own_thread(shared)
+        && let Err(reason) = shared.inbox.admit()
+    {
+        return Err(RejectedExecution::new(reason, None));
+    }
+    let tracked = Tracked {
+        future,
+        shared: shared.clone(),
+        key: UNTRACKED,
+    };
+    let (runnable, task) = Builder::new()
+        .propagate_panic(true)
+        .spawn(move |_| tracked, schedule_fn(shared.clone()));
     runnable.schedule();
     Ok(task)
 }
@@ -84,9 +97,14 @@ where
         if core.local.state.get() >= LoopState::Shutdown {
             return Err(SpawnLocalError::Shutdown);
         }
-        let tracked = Tracked { future, shared: shared.clone(), key: UNTRACKED };
-        let (runnable, task) =
-            Builder::new().propagate_panic(true).spawn_local(move |_| tracked, schedule_fn(shared.clone()));
+        let tracked = Tracked {
+            future,
+            shared: shared.clone(),
+            key: UNTRACKED,
+        };
+        let (runnable, task) = Builder::new()
+            .propagate_panic(true)
+            .spawn_local(move |_| tracked, schedule_fn(shared.clone()));
         core.local.push_wake(runnable);
         Ok(task)
     })

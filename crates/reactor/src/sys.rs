@@ -20,7 +20,14 @@ impl Selector {
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER_TOKEN)?;
         let registry = poll.registry().try_clone()?;
-        Ok((Selector { poll, events: Events::with_capacity(events_capacity) }, waker, registry))
+        Ok((
+            Selector {
+                poll,
+                events: Events::with_capacity(events_capacity),
+            },
+            waker,
+            registry,
+        ))
     }
 
     /// Netty's `select` / `selectNow`: block up to `timeout` (`None` = until woken,

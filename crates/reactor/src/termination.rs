@@ -82,6 +82,8 @@ impl Future for TerminationFuture {
 
 impl std::fmt::Debug for TerminationFuture {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TerminationFuture").field("loop", &self.shared.id).finish()
+        f.debug_struct("TerminationFuture")
+            .field("loop", &self.shared.id)
+            .finish()
     }
 }

@@ -7,12 +7,16 @@
 //! loop next blocks, so no wake is needed; otherwise the producer swaps in `AWAKE`, and
 //! only the producer that wins that swap writes to the eventfd.
 //!
-//! Why no wakeup is lost: both sides follow "store, SeqCst fence, load".
-//! The loop stores its deadline, fences, then re-checks its queues; a producer pushes,
-//! fences, then loads the word. Whichever fence comes second in the total order sees
-//! the other side's store, so either the loop sees the task (and does not block) or the
-//! producer sees the deadline (and wakes the loop). The loom model at the bottom checks
-//! exactly this.
+//! Why no wakeup is lost: both sides follow "write, SeqCst fence, read".
+//! The loop swaps in its deadline, fences, then re-checks its queues; a producer pushes,
+//! fences, then reads the word. Whichever fence comes second in the total order sees
+//! the other side's write, so either the loop sees the task (and does not block) or the
+//! producer sees the deadline (and wakes the loop). The loop publishes with a swap
+//! rather than a store so that its write is ordered after any late producer's `AWAKE`
+//! (an RMW always follows the value it read); loom's model of a plain store racing a
+//! foreign RMW is weaker than C11's, and with a store it reports a false lost wakeup
+//! in the two-producer model. The loom models at the bottom check all of this; deleting
+//! the producer's fence makes all three fail.
 
 use crate::sync::{AtomicU64, fence};
 use std::sync::atomic::Ordering::{AcqRel, Relaxed, SeqCst};
@@ -36,7 +40,10 @@ impl NextWakeup {
     /// The caller must re-check every queue after this returns and block only if they
     /// are all still empty.
     pub(crate) fn publish(&self, deadline: u64) {
-        self.0.store(deadline, Relaxed);
+        // A swap, not a store: as a read-modify-write it is ordered after every
+        // producer's swap it follows, so a late producer's AWAKE can never be read as
+        // newer than this deadline. Once per blocking episode, so the cost is nil.
+        self.0.swap(deadline, AcqRel);
         fence(SeqCst);
     }
 

@@ -5,4 +5,6 @@
 //! builder and handle, `spawn_blocking`, and time. Until then it re-exports the single
 //! loop so dependents can build.
 
+#![warn(missing_docs)]
+
 pub use netloop_reactor as reactor;

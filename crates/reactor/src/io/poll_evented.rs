@@ -6,9 +6,9 @@ use std::task::{Context, Poll, ready};
 
 use mio::event::Source;
 
+use super::Interest;
 use super::ready::Direction;
 use super::scheduled_io::{ReadyEvent, ScheduledIo};
-use super::Interest;
 use crate::context;
 use crate::coop;
 use crate::handle::EventLoopHandle;
@@ -28,14 +28,22 @@ pub struct Registration {
 
 impl std::fmt::Debug for Registration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Registration").field("loop", &self.shared.id).field("token", &self.io.token).finish()
+        f.debug_struct("Registration")
+            .field("loop", &self.shared.id)
+            .field("token", &self.io.token)
+            .finish()
     }
 }
 
 impl Registration {
     fn new<S: Source>(handle: &EventLoopHandle, source: &mut S, interest: Interest) -> io::Result<Registration> {
         let shared = handle.shared.clone();
-        let io = shared.io.lock().unwrap_or_else(|e| e.into_inner()).insert().ok_or_else(shut_down_error)?;
+        let io = shared
+            .io
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert()
+            .ok_or_else(shut_down_error)?;
         let token = io.token;
         if let Err(e) = shared.registry.register(source, mio::Token(token), interest) {
             shared.io.lock().unwrap_or_else(|e| e.into_inner()).remove(token);
@@ -46,7 +54,9 @@ impl Registration {
 
     /// The loop this registration belongs to.
     pub fn handle(&self) -> EventLoopHandle {
-        EventLoopHandle { shared: self.shared.clone() }
+        EventLoopHandle {
+            shared: self.shared.clone(),
+        }
     }
 
     /// Ready when `direction` is ready; spends one unit of the task's cooperative
@@ -86,7 +96,10 @@ impl Registration {
     /// Runs `op` once if the cached readiness allows it; `WouldBlock` otherwise (and
     /// when `op` itself would block, which clears the readiness).
     pub fn try_io<R>(&self, direction: Direction, op: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        let event = self.io.ready_now(direction).ok_or_else(|| io::Error::from(io::ErrorKind::WouldBlock))?;
+        let event = self
+            .io
+            .ready_now(direction)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::WouldBlock))?;
         if event.is_shutdown {
             return Err(shut_down_error());
         }
@@ -107,7 +120,11 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.shared.io.lock().unwrap_or_else(|e| e.into_inner()).remove(self.io.token);
+        self.shared
+            .io
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(self.io.token);
     }
 }
 
@@ -123,22 +140,32 @@ pub struct PollEvented<S: Source> {
 
 impl<S: Source + std::fmt::Debug> std::fmt::Debug for PollEvented<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PollEvented").field("source", &self.source).field("registration", &self.registration).finish()
+        f.debug_struct("PollEvented")
+            .field("source", &self.source)
+            .field("registration", &self.registration)
+            .finish()
     }
 }
 
 impl<S: Source> PollEvented<S> {
     /// Registers `source` with the loop driving the current thread.
     pub fn new(source: S, interest: Interest) -> io::Result<Self> {
-        let handle = context::with_core(|c| c.map(|c| EventLoopHandle { shared: c.shared.clone() }))
-            .ok_or_else(|| io::Error::other("PollEvented::new called outside an event loop; use new_with(handle, ..)"))?;
+        let handle = context::with_core(|c| {
+            c.map(|c| EventLoopHandle {
+                shared: c.shared.clone(),
+            })
+        })
+        .ok_or_else(|| io::Error::other("PollEvented::new called outside an event loop; use new_with(handle, ..)"))?;
         Self::new_with(&handle, source, interest)
     }
 
     /// Registers `source` with the loop behind `handle`, from any thread.
     pub fn new_with(handle: &EventLoopHandle, mut source: S, interest: Interest) -> io::Result<Self> {
         let registration = Registration::new(handle, &mut source, interest)?;
-        Ok(PollEvented { source: Some(source), registration })
+        Ok(PollEvented {
+            source: Some(source),
+            registration,
+        })
     }
 
     /// The source.
@@ -179,13 +206,21 @@ impl<S: Source> PollEvented<S> {
     }
 
     /// A read-side operation on the source, retried across `WouldBlock`.
-    pub fn poll_read_io<R>(&self, cx: &mut Context<'_>, mut op: impl FnMut(&S) -> io::Result<R>) -> Poll<io::Result<R>> {
+    pub fn poll_read_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        mut op: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
         self.registration.poll_io(cx, Direction::Read, || op(source))
     }
 
     /// A write-side operation on the source, retried across `WouldBlock`.
-    pub fn poll_write_io<R>(&self, cx: &mut Context<'_>, mut op: impl FnMut(&S) -> io::Result<R>) -> Poll<io::Result<R>> {
+    pub fn poll_write_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        mut op: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
         self.registration.poll_io(cx, Direction::Write, || op(source))
     }

@@ -42,12 +42,20 @@ pub(crate) struct ScheduledIo {
 }
 
 fn decode(word: usize) -> (Ready, bool, usize) {
-    (Ready::from_bits((word & READY_MASK) as u8), word & SHUTDOWN != 0, word >> TICK_SHIFT)
+    (
+        Ready::from_bits((word & READY_MASK) as u8),
+        word & SHUTDOWN != 0,
+        word >> TICK_SHIFT,
+    )
 }
 
 impl ScheduledIo {
     pub(crate) fn new(token: usize) -> Self {
-        ScheduledIo { readiness: AtomicUsize::new(0), waiters: Mutex::new(Waiters::default()), token }
+        ScheduledIo {
+            readiness: AtomicUsize::new(0),
+            waiters: Mutex::new(Waiters::default()),
+            token,
+        }
     }
 
     /// Loop side: record an event and collect the wakers it concerns.
@@ -80,7 +88,11 @@ impl ScheduledIo {
     pub(crate) fn ready_now(&self, direction: Direction) -> Option<ReadyEvent> {
         let (ready, is_shutdown, tick) = decode(self.readiness.load(Acquire));
         let ready = ready & direction.mask();
-        (!ready.is_empty() || is_shutdown).then_some(ReadyEvent { tick, ready, is_shutdown })
+        (!ready.is_empty() || is_shutdown).then_some(ReadyEvent {
+            tick,
+            ready,
+            is_shutdown,
+        })
     }
 
     /// Ready if `direction` is ready (or the loop shut down); otherwise remember the
@@ -164,12 +176,21 @@ mod tests {
         let io = ScheduledIo::new(1);
         let rw = Waker::from(reads.clone());
         let ww = Waker::from(writes.clone());
-        assert!(io.poll_ready(&mut Context::from_waker(&rw), Direction::Read).is_pending());
-        assert!(io.poll_ready(&mut Context::from_waker(&ww), Direction::Write).is_pending());
+        assert!(
+            io.poll_ready(&mut Context::from_waker(&rw), Direction::Read)
+                .is_pending()
+        );
+        assert!(
+            io.poll_ready(&mut Context::from_waker(&ww), Direction::Write)
+                .is_pending()
+        );
         let mut wakers = vec![];
         io.set_readiness(Ready::READABLE, &mut wakers);
         wakers.drain(..).for_each(Waker::wake);
-        assert_eq!((reads.0.load(Ordering::SeqCst), writes.0.load(Ordering::SeqCst)), (1, 0));
+        assert_eq!(
+            (reads.0.load(Ordering::SeqCst), writes.0.load(Ordering::SeqCst)),
+            (1, 0)
+        );
         io.shutdown(&mut wakers);
         wakers.drain(..).for_each(Waker::wake);
         assert_eq!(writes.0.load(Ordering::SeqCst), 1);
