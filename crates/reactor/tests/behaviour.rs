@@ -1,0 +1,1138 @@
+//! Behaviour of `netloop-reactor` beyond the spec's scenarios: typed errors for bad
+//! arguments, the bounded inbox, panics, driving rules, I/O registrations, the
+//! cooperative budget, wakeup accounting, where futures are dropped, and metrics.
+
+mod common;
+
+use std::future::{Future, poll_fn};
+use std::io::{Read, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::Ordering::SeqCst;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::thread;
+use std::time::Duration;
+
+use common::*;
+use mio::net::UnixStream;
+use netloop_reactor::io::{Interest, PollEvented};
+use netloop_reactor::{
+    BuildError, ConfigError, DriveError, EventLoop, EventLoopBuilder, EventLoopHandle, LoopState, RejectReason,
+    ScheduleError, SpawnLocalError, coop,
+};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+/// Runs `f` on the loop and returns its result.
+fn on_loop<T: Send + 'static>(h: &EventLoopHandle, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    h.execute(move || tx.send(f()).unwrap()).unwrap();
+    recv(&rx, secs(3), "a closure run on the loop")
+}
+
+// ---------------------------------------------------------------------------------
+// Bad arguments: typed errors, never panics.
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn config_io_ratio_out_of_range_is_a_typed_error() {
+    with_timeout(5, || {
+        for ratio in [0, 101, u32::MAX] {
+            match EventLoop::builder().io_ratio(ratio).build() {
+                Err(BuildError::Config(ConfigError::IoRatio(got))) => assert_eq!(got, ratio),
+                other => panic!("io_ratio {ratio}: expected ConfigError::IoRatio, got {other:?}"),
+            }
+            assert_eq!(
+                EventLoopBuilder::new().io_ratio(ratio).validate(),
+                Err(ConfigError::IoRatio(ratio))
+            );
+            let io_err = std::io::Error::from(EventLoop::builder().io_ratio(ratio).build().unwrap_err());
+            assert_eq!(io_err.kind(), std::io::ErrorKind::InvalidInput);
+        }
+        for ratio in [1, 50, 100] {
+            let mut el = EventLoop::builder().io_ratio(ratio).build().unwrap();
+            let h = el.handle();
+            let (tx, rx) = mpsc::channel();
+            h.execute(move || tx.send(ratio).unwrap()).unwrap();
+            el.run_once(Some(Duration::ZERO)).unwrap();
+            assert_eq!(rx.try_recv(), Ok(ratio), "a loop with io_ratio {ratio} runs tasks");
+        }
+    });
+}
+
+#[test]
+fn config_zero_events_capacity_is_a_typed_error() {
+    with_timeout(5, || {
+        match EventLoop::builder().events_capacity(0).build() {
+            Err(BuildError::Config(ConfigError::ZeroEventsCapacity)) => {}
+            other => panic!("expected ConfigError::ZeroEventsCapacity, got {other:?}"),
+        }
+        // Capacity 1 is valid, and two ready sources are both served (over two selects).
+        let r = spawn_loop(EventLoop::builder().events_capacity(1).build().unwrap());
+        let (tx, rx) = mpsc::channel();
+        let mut writers = vec![];
+        for i in 0..2u8 {
+            let (a, b) = UnixStream::pair().unwrap();
+            writers.push(b);
+            let a = r.handle.register(a, Interest::READABLE).unwrap();
+            let tx = tx.clone();
+            r.handle
+                .spawn(async move {
+                    let mut buf = [0u8; 1];
+                    let n = poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf)))
+                        .await
+                        .unwrap();
+                    tx.send((i, n, buf[0])).unwrap();
+                })
+                .unwrap()
+                .detach();
+        }
+        for (i, w) in writers.iter_mut().enumerate() {
+            w.write_all(&[i as u8 + 10]).unwrap();
+        }
+        let mut got = vec![recv(&rx, secs(2), "reader 1"), recv(&rx, secs(2), "reader 2")];
+        got.sort();
+        assert_eq!(got, [(0, 1, 10), (1, 1, 11)]);
+        r.shutdown(secs(1));
+    });
+}
+
+#[test]
+fn config_quiet_period_longer_than_timeout_is_a_typed_error_on_the_builder() {
+    with_timeout(5, || {
+        let res = EventLoop::builder()
+            .shutdown_quiet_period(secs(3))
+            .shutdown_timeout(secs(2))
+            .build();
+        match res {
+            Err(BuildError::Config(ConfigError::QuietPeriodExceedsTimeout { quiet_period, timeout })) => {
+                assert_eq!((quiet_period, timeout), (secs(3), secs(2)));
+            }
+            other => panic!("expected QuietPeriodExceedsTimeout, got {other:?}"),
+        }
+        // Against the default 15 s timeout too.
+        assert!(matches!(
+            EventLoop::builder().shutdown_quiet_period(secs(16)).build(),
+            Err(BuildError::Config(ConfigError::QuietPeriodExceedsTimeout { .. }))
+        ));
+        // Equal is fine.
+        EventLoop::builder()
+            .shutdown_quiet_period(secs(2))
+            .shutdown_timeout(secs(2))
+            .build()
+            .unwrap();
+    });
+}
+
+#[test]
+fn config_quiet_period_longer_than_timeout_is_a_typed_error_on_shutdown() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let h = r.handle.clone();
+        match h.shutdown_gracefully_with(secs(2), secs(1)) {
+            Err(ConfigError::QuietPeriodExceedsTimeout { quiet_period, timeout }) => {
+                assert_eq!((quiet_period, timeout), (secs(2), secs(1)));
+            }
+            other => panic!("expected QuietPeriodExceedsTimeout, got {other:?}"),
+        }
+        assert!(!h.is_shutting_down(), "a rejected shutdown request changes nothing");
+        assert_eq!(on_loop(&h, || 7), 7, "the loop still runs tasks");
+        r.shutdown(secs(1));
+    });
+}
+
+#[test]
+fn zero_period_is_a_typed_error_for_fixed_rate_and_fixed_delay() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let h = r.handle.clone();
+        let e = h.schedule_at_fixed_rate(ms(1), Duration::ZERO, || {}).unwrap_err();
+        assert!(matches!(e, ScheduleError::ZeroPeriod), "{e:?}");
+        assert!(e.to_string().contains("period"), "{e}");
+        let e = h.schedule_with_fixed_delay(ms(1), Duration::ZERO, || {}).unwrap_err();
+        assert!(matches!(e, ScheduleError::ZeroPeriod), "{e:?}");
+        // The same call on the loop thread.
+        let on = on_loop(&h, || {
+            let h = EventLoopHandle::current().unwrap();
+            (
+                matches!(
+                    h.schedule_at_fixed_rate(Duration::ZERO, Duration::ZERO, || {}),
+                    Err(ScheduleError::ZeroPeriod)
+                ),
+                matches!(
+                    h.schedule_with_fixed_delay(Duration::ZERO, Duration::ZERO, || {}),
+                    Err(ScheduleError::ZeroPeriod)
+                ),
+            )
+        });
+        assert_eq!(on, (true, true));
+        r.shutdown(secs(1));
+        // After shutdown a valid period is rejected as Rejected(Shutdown).
+        match h.schedule_at_fixed_rate(ms(1), ms(1), || {}) {
+            Err(ScheduleError::Rejected(e)) => assert!(e.is_shutdown()),
+            other => panic!("expected ScheduleError::Rejected, got {other:?}"),
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------
+// The bounded inbox.
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn bounded_inbox_rejects_when_full_and_hands_the_closure_back() {
+    with_timeout(5, || {
+        // 1 is below the floor of 16.
+        let mut el = EventLoop::builder().max_pending_tasks(1).build().unwrap();
+        let h = el.handle();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let task = |ran: &Arc<AtomicUsize>| {
+            let ran = ran.clone();
+            move || {
+                ran.fetch_add(1, SeqCst);
+            }
+        };
+        for i in 0..16 {
+            h.execute(task(&ran))
+                .unwrap_or_else(|e| panic!("submission #{i} under the floor of 16 rejected: {e}"));
+        }
+        assert_eq!(h.metrics().pending_tasks, 16);
+        let e = h.execute(task(&ran)).unwrap_err();
+        assert!(e.is_full() && !e.is_shutdown(), "{e:?}");
+        assert_eq!(e.reason(), RejectReason::Full);
+        assert!(e.to_string().contains("full"), "{e}");
+        let back = e.into_task().expect("the rejected closure is handed back");
+        back();
+        assert_eq!(ran.load(SeqCst), 1, "the handed-back closure is the one submitted");
+        let e = h.lazy_execute(task(&ran)).unwrap_err();
+        assert!(e.is_full());
+        assert_eq!(std::io::Error::from(e).kind(), std::io::ErrorKind::WouldBlock);
+
+        // A rejected schedule is dropped on the submitting thread.
+        let (tx, rx) = mpsc::channel();
+        let guard = DropOnThread(tx, "scheduled");
+        let e = h
+            .schedule(ms(1), move || {
+                let _ = &guard;
+            })
+            .unwrap_err();
+        assert!(e.is_full());
+        drop(e);
+        let (_, dropped_on) = recv(&rx, secs(1), "the rejected scheduled closure to be dropped");
+        assert_eq!(dropped_on, thread::current().id(), "dropped on the submitting thread");
+
+        // Draining the inbox makes room again.
+        el.run_once(Some(Duration::ZERO)).unwrap();
+        assert_eq!(ran.load(SeqCst), 17);
+        assert_eq!(h.metrics().pending_tasks, 0);
+        h.execute(task(&ran))
+            .expect("accepted again once the loop drained its inbox");
+        el.run_once(Some(Duration::ZERO)).unwrap();
+        assert_eq!(ran.load(SeqCst), 18);
+    });
+}
+
+#[test]
+fn bounded_inbox_also_bounds_spawn() {
+    // The builder and inbox docs: `max_pending_tasks` is checked for every *new*
+    // submission from another thread (execute, schedule, spawn); only wakes of futures
+    // already spawned are never refused.
+    with_timeout(5, || {
+        let mut el = EventLoop::builder().max_pending_tasks(16).build().unwrap();
+        let h = el.handle();
+        for _ in 0..16 {
+            h.execute(|| {}).unwrap();
+        }
+        assert!(h.execute(|| {}).unwrap_err().is_full(), "execute is bounded");
+        let spawned = h.spawn(async { 1 });
+        let pending = h.metrics().pending_tasks;
+        el.run_once(Some(Duration::ZERO)).unwrap();
+        match spawned {
+            Err(e) => assert!(e.is_full(), "{e:?}"),
+            Ok(_task) => panic!(
+                "spawn from another thread was accepted into a full inbox (max_pending_tasks 16, \
+                 {pending} pending after it): spawn bypasses the bound"
+            ),
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------
+// Panics are caught; the loop goes on.
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn panic_in_a_closure_is_caught_and_the_loop_goes_on() {
+    with_timeout(5, || {
+        let r = start_loop();
+        r.handle.execute(|| panic!("closure panics on purpose")).unwrap();
+        assert_eq!(on_loop(&r.handle, || "alive"), "alive");
+        // Tail tasks and shutdown hooks too.
+        r.handle
+            .execute_after_iteration(|| panic!("tail task panics on purpose"))
+            .unwrap();
+        assert_eq!(on_loop(&r.handle, || "still alive"), "still alive");
+        let hook_ran = Arc::new(AtomicBool::new(false));
+        r.handle.add_shutdown_hook(|| panic!("hook panics on purpose")).unwrap();
+        let flag = hook_ran.clone();
+        r.handle.add_shutdown_hook(move || flag.store(true, SeqCst)).unwrap();
+        assert_eq!(r.handle.state(), LoopState::Started);
+        r.shutdown(secs(2));
+        assert!(
+            hook_ran.load(SeqCst),
+            "a panicking shutdown hook does not stop the next one"
+        );
+    });
+}
+
+#[test]
+fn panic_in_a_scheduled_task_is_caught_and_the_loop_goes_on() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let (tx, rx) = mpsc::channel();
+        let f = r
+            .handle
+            .schedule(ms(5), || panic!("scheduled task panics on purpose"))
+            .unwrap();
+        r.handle.schedule(ms(20), move || tx.send("later").unwrap()).unwrap();
+        assert_eq!(
+            recv(&rx, secs(2), "the task scheduled after the panicking one"),
+            "later"
+        );
+        assert!(f.is_done(), "the panicking one-shot task counts as done");
+        r.shutdown(secs(1));
+    });
+}
+
+#[test]
+fn panic_in_a_spawned_future_is_reported_by_its_task_and_the_loop_goes_on() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let task = r.handle.spawn(async { panic!("future panics on purpose") }).unwrap();
+        let outcome = catch_unwind(AssertUnwindSafe(|| futures::executor::block_on(task)));
+        let payload = outcome.expect_err("awaiting the task of a panicked future re-raises the panic");
+        let msg = payload.downcast_ref::<&str>().copied().unwrap_or("");
+        assert!(msg.contains("on purpose"), "the original panic payload: {msg:?}");
+        let task = r.handle.spawn(async { 5 }).unwrap();
+        assert_eq!(futures::executor::block_on(task), 5, "the loop goes on");
+        r.shutdown(secs(1));
+    });
+}
+
+#[test]
+fn panicking_periodic_tasks_are_cancelled() {
+    with_timeout(5, || {
+        let r = start_loop();
+        for fixed_rate in [true, false] {
+            let (tx, rx) = mpsc::channel();
+            let mut n = 0;
+            let body = move || {
+                n += 1;
+                tx.send(n).unwrap();
+                if n == 3 {
+                    panic!("periodic task panics on purpose");
+                }
+            };
+            let f = if fixed_rate {
+                r.handle.schedule_at_fixed_rate(Duration::ZERO, ms(5), body).unwrap()
+            } else {
+                r.handle.schedule_with_fixed_delay(Duration::ZERO, ms(5), body).unwrap()
+            };
+            for want in 1..=3 {
+                assert_eq!(recv(&rx, secs(2), "a periodic run"), want);
+            }
+            wait_until(secs(1), "the panicking periodic task to be cancelled", || {
+                f.is_cancelled()
+            });
+            // Cancelled and dropped: the sender is gone, nothing more arrives.
+            match rx.recv_timeout(ms(200)) {
+                Err(RecvTimeoutError::Disconnected) => {}
+                other => panic!("fixed_rate={fixed_rate}: expected the task to be dropped, got {other:?}"),
+            }
+            assert!(!f.cancel(), "already cancelled");
+        }
+        assert_eq!(on_loop(&r.handle, || "alive"), "alive");
+        r.shutdown(secs(1));
+    });
+}
+
+// ---------------------------------------------------------------------------------
+// Driving rules.
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn spawn_local_off_the_loop_thread_is_rejected() {
+    with_timeout(5, || {
+        // Not driven by anyone.
+        let el = EventLoop::new().unwrap();
+        let e = el.handle().spawn_local(async { Rc::new(1) }).unwrap_err();
+        assert_eq!(e, SpawnLocalError::NotOnLoop);
+        drop(el);
+
+        let r = start_loop();
+        // From a plain thread while the loop runs elsewhere.
+        assert_eq!(r.handle.spawn_local(async {}).unwrap_err(), SpawnLocalError::NotOnLoop);
+        // From the thread of *another* loop.
+        let other = start_loop();
+        let h = r.handle.clone();
+        let res = on_loop(&other.handle, move || h.spawn_local(async {}).map(|_| ()));
+        assert_eq!(res, Err(SpawnLocalError::NotOnLoop));
+        // On the loop's own thread it works, with a !Send future.
+        let (tx, rx) = mpsc::channel();
+        r.handle
+            .execute(move || {
+                let h = EventLoopHandle::current().unwrap();
+                let local = Rc::new(21);
+                h.spawn_local(async move { tx.send(*local * 2).unwrap() })
+                    .unwrap()
+                    .detach();
+            })
+            .unwrap();
+        assert_eq!(recv(&rx, secs(2), "the spawn_local future"), 42);
+        other.shutdown(secs(1));
+        r.shutdown(secs(1));
+    });
+}
+
+#[test]
+fn driving_a_loop_from_inside_a_task_is_a_nested_error() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let results = on_loop(&r.handle, || {
+            let mut inner = EventLoop::new().unwrap();
+            let a = inner.run_once(Some(Duration::ZERO)).map(|_| ());
+            let b = inner.run();
+            let c = inner.block_on(async { 1 }).map(|_| ());
+            [a, b, c]
+        });
+        assert_eq!(
+            results,
+            [Err(DriveError::Nested); 3],
+            "run_once / run / block_on inside a task"
+        );
+        assert_eq!(on_loop(&r.handle, || "alive"), "alive", "the outer loop is unharmed");
+        r.shutdown(secs(1));
+
+        // From block_on's future, for the same loop's thread.
+        let mut outer = EventLoop::new().unwrap();
+        let got = outer
+            .block_on(async {
+                let mut inner = EventLoop::new().unwrap();
+                inner.block_on(async { 1 })
+            })
+            .unwrap();
+        assert_eq!(got, Err(DriveError::Nested));
+    });
+}
+
+#[test]
+fn a_loop_is_pinned_to_the_thread_that_first_drove_it() {
+    with_timeout(5, || {
+        let mut el = EventLoop::new().unwrap();
+        el.run_once(Some(Duration::ZERO)).unwrap();
+        let res = thread::spawn(move || {
+            let res = el.run_once(Some(Duration::ZERO)).map(|_| ());
+            (res, el)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(res.0, Err(DriveError::WrongThread));
+        let mut el = res.1;
+        assert_eq!(
+            el.run_once(Some(Duration::ZERO)),
+            Ok(LoopState::Started),
+            "its own thread may still drive it"
+        );
+    });
+}
+
+// ---------------------------------------------------------------------------------
+// I/O.
+// ---------------------------------------------------------------------------------
+
+/// Counts the polls of a future.
+struct CountPolls<F> {
+    inner: Pin<Box<F>>,
+    polls: Arc<AtomicUsize>,
+}
+
+impl<F: Future> Future for CountPolls<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.polls.fetch_add(1, SeqCst);
+        self.inner.as_mut().poll(cx)
+    }
+}
+
+#[test]
+fn io_readiness_wakes_a_task_reading_a_unix_stream() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let a = r.handle.register(a, Interest::READABLE).unwrap();
+        assert_eq!(r.handle.metrics().registrations, 1);
+        let (tx, rx) = mpsc::channel();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let reader = async move {
+            let mut buf = [0u8; 16];
+            let n = poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf))).await;
+            tx.send(n.map(|n| buf[..n].to_vec())).unwrap();
+        };
+        r.handle
+            .spawn(CountPolls {
+                inner: Box::pin(reader),
+                polls: polls.clone(),
+            })
+            .unwrap()
+            .detach();
+        // The reader has nothing to read: it parks and the loop blocks.
+        wait_until(secs(2), "the reader's first poll", || polls.load(SeqCst) >= 1);
+        wait_until_blocked(r.tid);
+        assert!(
+            matches!(rx.try_recv(), Err(mpsc::TryRecvError::Empty)),
+            "nothing was read yet"
+        );
+        let io_events = r.handle.metrics().io_events;
+        b.write_all(b"hello").unwrap();
+        let got = recv(&rx, secs(2), "the reader to be woken by readiness").expect("read ok");
+        assert_eq!(got, b"hello");
+        assert!(
+            polls.load(SeqCst) >= 2,
+            "the reader was parked, then woken by the readiness event"
+        );
+        wait_until(secs(1), "io_events to count the readiness event", || {
+            r.handle.metrics().io_events > io_events
+        });
+        // The registration went away with the finished task.
+        wait_until(secs(1), "the registration to be dropped", || {
+            r.handle.metrics().registrations == 0
+        });
+        r.shutdown(secs(1));
+    });
+}
+
+#[test]
+fn dropping_a_poll_evented_lowers_registrations() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let h = &r.handle;
+        assert_eq!(h.metrics().registrations, 0);
+        let (a, b) = UnixStream::pair().unwrap();
+        let a = h.register(a, Interest::READABLE).unwrap();
+        let b = h.register(b, Interest::READABLE | Interest::WRITABLE).unwrap();
+        assert_eq!(h.metrics().registrations, 2);
+        drop(a);
+        assert_eq!(h.metrics().registrations, 1, "dropping a PollEvented deregisters it");
+        let b = b.into_inner().unwrap();
+        assert_eq!(h.metrics().registrations, 0, "into_inner deregisters it");
+        // Registering on the loop thread (PollEvented::new) and dropping it there.
+        let counts = on_loop(h, move || {
+            let h = EventLoopHandle::current().unwrap();
+            let pe = PollEvented::new(b, Interest::READABLE).unwrap();
+            let during = h.metrics().registrations;
+            drop(pe);
+            (during, h.metrics().registrations)
+        });
+        assert_eq!(counts, (1, 0));
+        assert!(
+            PollEvented::new(UnixStream::pair().unwrap().0, Interest::READABLE).is_err(),
+            "off the loop"
+        );
+        r.shutdown(secs(1));
+    });
+}
+
+#[test]
+fn a_task_blocked_on_io_gets_an_error_when_the_loop_terminates() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let (a, b) = UnixStream::pair().unwrap();
+        let a = r.handle.register(a, Interest::READABLE).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let reader = async move {
+            let mut buf = [0u8; 16];
+            let res = poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf))).await;
+            tx.send(res).unwrap();
+        };
+        r.handle
+            .spawn(CountPolls {
+                inner: Box::pin(reader),
+                polls: polls.clone(),
+            })
+            .unwrap()
+            .detach();
+        wait_until(secs(2), "the reader's first poll", || polls.load(SeqCst) >= 1);
+        let h = r.handle.clone();
+        r.shutdown(secs(2));
+        match rx.recv_timeout(secs(1)) {
+            Ok(Err(e)) => assert!(e.to_string().contains("shut down"), "error: {e}"),
+            Ok(Ok(n)) => panic!("read {n} bytes from a socket nobody wrote to"),
+            Err(e) => panic!("the blocked reader got no error at termination ({e:?}): it was dropped unpolled"),
+        }
+        assert_eq!(h.metrics().registrations, 0);
+        drop(b);
+    });
+}
+
+/// Records the most reads one poll of a future made.
+struct MaxPerPoll<F> {
+    inner: Pin<Box<F>>,
+    reads: Arc<AtomicU64>,
+    max: Arc<AtomicU64>,
+    polls: Arc<AtomicU64>,
+}
+
+impl<F: Future> Future for MaxPerPoll<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let before = self.reads.load(SeqCst);
+        self.polls.fetch_add(1, SeqCst);
+        let out = self.inner.as_mut().poll(cx);
+        let did = self.reads.load(SeqCst) - before;
+        self.max.fetch_max(did, SeqCst);
+        out
+    }
+}
+
+#[test]
+fn coop_budget_an_always_ready_reader_cannot_starve_another_task() {
+    with_timeout(5, || {
+        let r = start_loop();
+        // A stream whose peer has hung up: every read returns Ok(0) at once, forever,
+        // and the readiness (read-closed) never clears.
+        let (a, b) = UnixStream::pair().unwrap();
+        drop(b);
+        let a = r.handle.register(a, Interest::READABLE).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let reads = Arc::new(AtomicU64::new(0));
+        let (max, polls) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let (done_tx, done_rx) = mpsc::channel();
+        let reader = {
+            let (stop, reads) = (stop.clone(), reads.clone());
+            async move {
+                let mut buf = [0u8; 8];
+                while !stop.load(SeqCst) {
+                    let n = poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf)))
+                        .await
+                        .unwrap();
+                    assert_eq!(n, 0, "EOF");
+                    reads.fetch_add(1, SeqCst);
+                }
+                done_tx.send(()).unwrap();
+            }
+        };
+        let reader = MaxPerPoll {
+            inner: Box::pin(reader),
+            reads: reads.clone(),
+            max: max.clone(),
+            polls: polls.clone(),
+        };
+        r.handle.spawn(reader).unwrap().detach();
+        wait_until(secs(2), "the reader to start reading", || reads.load(SeqCst) > 0);
+
+        // Another task must get its turn while the reader is still going.
+        let (tx, rx) = mpsc::channel();
+        let (stop2, reads2) = (stop.clone(), reads.clone());
+        r.handle
+            .spawn(async move {
+                let seen = reads2.load(SeqCst);
+                stop2.store(true, SeqCst);
+                tx.send(seen).unwrap();
+            })
+            .unwrap()
+            .detach();
+        let reads_when_other_ran = match rx.recv_timeout(secs(2)) {
+            Ok(n) => n,
+            Err(e) => panic!(
+                "the other task never ran ({e:?}): an always-ready reader starved the loop; reads {}, polls {}",
+                reads.load(SeqCst),
+                polls.load(SeqCst)
+            ),
+        };
+        recv(&done_rx, secs(2), "the reader to stop");
+        assert!(reads_when_other_ran > 0, "the reader made progress");
+        assert!(polls.load(SeqCst) >= 2, "the reader yielded at least once");
+        let max = max.load(SeqCst);
+        assert!(
+            max <= u64::from(coop::BUDGET),
+            "one poll made {max} reads, more than the budget of {}",
+            coop::BUDGET
+        );
+        r.shutdown(secs(1));
+    });
+}
+
+// ---------------------------------------------------------------------------------
+// Wakeups, dropping on the loop thread, metrics.
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn submissions_from_the_loop_thread_send_no_wakeups() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let (tx, rx) = mpsc::channel();
+        r.handle
+            .execute(move || {
+                let h = EventLoopHandle::current().unwrap();
+                let before = h.metrics();
+                let ran = Arc::new(AtomicUsize::new(0));
+                let inc = |ran: &Arc<AtomicUsize>| {
+                    let ran = ran.clone();
+                    move || {
+                        ran.fetch_add(1, SeqCst);
+                    }
+                };
+                for _ in 0..100 {
+                    h.execute(inc(&ran)).unwrap();
+                    h.lazy_execute(inc(&ran)).unwrap();
+                }
+                h.schedule(Duration::ZERO, inc(&ran)).unwrap();
+                h.schedule(ms(1), inc(&ran)).unwrap();
+                h.execute_after_iteration(inc(&ran)).unwrap();
+                let mut left = 3;
+                let tick = inc(&ran);
+                let periodic = Arc::new(Mutex::new(None));
+                let me = periodic.clone();
+                let f = h
+                    .schedule_at_fixed_rate(Duration::ZERO, ms(1), move || {
+                        tick();
+                        left -= 1;
+                        if left == 0 {
+                            me.lock()
+                                .unwrap()
+                                .as_ref()
+                                .map(netloop_reactor::ScheduledHandle::cancel);
+                        }
+                    })
+                    .unwrap();
+                *periodic.lock().unwrap() = Some(f);
+                // A future woken from the loop thread.
+                let (wake_tx, wake_rx) = futures::channel::oneshot::channel::<()>();
+                let ran2 = ran.clone();
+                h.spawn(async move {
+                    wake_rx.await.unwrap();
+                    ran2.fetch_add(1, SeqCst);
+                })
+                .unwrap()
+                .detach();
+                let local = Rc::new(ran.clone());
+                h.spawn_local(async move {
+                    local.fetch_add(1, SeqCst);
+                })
+                .unwrap()
+                .detach();
+                h.execute(move || wake_tx.send(()).unwrap()).unwrap();
+                // Check once everything above has run.
+                let h2 = h.clone();
+                h.schedule(ms(30), move || {
+                    let after = h2.metrics();
+                    tx.send((before, after, ran.load(SeqCst))).unwrap();
+                })
+                .unwrap();
+            })
+            .unwrap();
+        let (before, after, ran) = recv(&rx, secs(2), "the on-loop submissions to finish");
+        assert_eq!(ran, 200 + 2 + 1 + 3 + 1 + 1, "every on-loop submission ran");
+        assert_eq!(
+            after.wakeups_sent, before.wakeups_sent,
+            "submissions on the loop thread wrote no eventfd"
+        );
+        assert_eq!(
+            after.wakeups_suppressed, before.wakeups_suppressed,
+            "and did not even consult next_wakeup"
+        );
+        r.shutdown(secs(1));
+    });
+}
+
+#[test]
+fn spawned_futures_are_dropped_on_the_loop_thread_at_termination() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let (drop_tx, drop_rx) = mpsc::channel();
+        let (polled_tx, polled_rx) = mpsc::channel();
+
+        // A Send future, spawned from this thread and detached, pending forever.
+        let guard = DropOnThread(drop_tx.clone(), "send-detached");
+        let p = polled_tx.clone();
+        r.handle
+            .spawn(async move {
+                let _guard = guard;
+                p.send(()).unwrap();
+                std::future::pending::<()>().await
+            })
+            .unwrap()
+            .detach();
+        // A !Send future, spawned on the loop.
+        let (d, p) = (drop_tx.clone(), polled_tx.clone());
+        r.handle
+            .execute(move || {
+                let guard = Rc::new(DropOnThread(d, "local"));
+                EventLoopHandle::current()
+                    .unwrap()
+                    .spawn_local(async move {
+                        let _guard = guard;
+                        p.send(()).unwrap();
+                        std::future::pending::<()>().await
+                    })
+                    .unwrap()
+                    .detach();
+            })
+            .unwrap();
+        // A future whose task this thread cancels by dropping it.
+        let guard = DropOnThread(drop_tx.clone(), "cancelled");
+        let cancelled = r
+            .handle
+            .spawn(async move {
+                let _guard = guard;
+                polled_tx.send(()).unwrap();
+                std::future::pending::<()>().await
+            })
+            .unwrap();
+        for _ in 0..3 {
+            recv(&polled_rx, secs(2), "the futures' first polls");
+        }
+        drop(cancelled);
+        let (what, on) = recv(&drop_rx, secs(2), "the cancelled future to be dropped");
+        assert_eq!(
+            (what, on),
+            ("cancelled", r.thread_id),
+            "a cancelled future is dropped on the loop thread"
+        );
+        // One spawned just before shutdown, possibly never polled.
+        let guard = DropOnThread(drop_tx, "late");
+        r.handle
+            .spawn(async move {
+                let _guard = guard;
+                std::future::pending::<()>().await
+            })
+            .unwrap()
+            .detach();
+        let loop_thread = r.thread_id;
+        r.shutdown(secs(2));
+        let mut dropped: Vec<_> = (0..3)
+            .map(|_| recv(&drop_rx, secs(1), "a future to be dropped"))
+            .collect();
+        dropped.sort_by_key(|(what, _)| *what);
+        for (what, on) in &dropped {
+            assert_eq!(*on, loop_thread, "the {what} future was dropped off the loop thread");
+        }
+        assert_eq!(
+            dropped.iter().map(|d| d.0).collect::<Vec<_>>(),
+            ["late", "local", "send-detached"]
+        );
+    });
+}
+
+#[test]
+fn metrics_counters_move_as_expected() {
+    with_timeout(5, || {
+        // Driven step by step from this thread, so every number is exact.
+        let mut el = EventLoop::new().unwrap();
+        let h = el.handle();
+        let m = h.metrics();
+        assert_eq!(m.state, LoopState::NotStarted);
+        assert_eq!(
+            (m.iterations, m.tasks_run, m.pending_tasks, m.wakeups_sent),
+            (0, 0, 0, 0)
+        );
+        assert_eq!(m.utilization, 0.0);
+
+        for _ in 0..10 {
+            h.execute(|| {}).unwrap();
+        }
+        h.lazy_execute(|| {}).unwrap();
+        let m = h.metrics();
+        assert_eq!(m.pending_tasks, 11, "queued submissions are pending");
+        assert_eq!(m.wakeups_sent, 0, "a loop that is not blocked is never woken");
+        assert_eq!(
+            m.wakeups_suppressed, 10,
+            "each execute found it awake (lazy ones do not count)"
+        );
+
+        el.run_once(Some(Duration::ZERO)).unwrap();
+        let m = h.metrics();
+        assert_eq!(m.state, LoopState::Started);
+        assert_eq!((m.iterations, m.tasks_run, m.pending_tasks), (1, 11, 0));
+
+        // Scheduled tasks.
+        let a = h.schedule(secs(3600), || {}).unwrap();
+        let _b = h.schedule(secs(3600), || {}).unwrap();
+        let _c = h.schedule_at_fixed_rate(secs(3600), secs(1), || {}).unwrap();
+        el.run_once(Some(Duration::ZERO)).unwrap();
+        assert_eq!(h.metrics().scheduled_tasks, 3);
+        assert!(a.cancel());
+        el.run_once(Some(Duration::ZERO)).unwrap();
+        assert_eq!(
+            h.metrics().scheduled_tasks,
+            2,
+            "a cancel removes the task from the heap"
+        );
+
+        // Live futures.
+        let task = h.spawn(std::future::pending::<()>()).unwrap();
+        let before = h.metrics().tasks_run;
+        el.run_once(Some(Duration::ZERO)).unwrap();
+        let m = h.metrics();
+        assert_eq!(m.live_tasks, 1);
+        assert_eq!(m.tasks_run, before + 1, "one poll is one task run");
+        drop(task);
+        el.run_once(Some(Duration::ZERO)).unwrap();
+        assert_eq!(h.metrics().live_tasks, 0, "a cancelled future is no longer live");
+
+        // Tail tasks count as tasks run.
+        let before = h.metrics().tasks_run;
+        h.execute_after_iteration(|| {}).unwrap();
+        el.run_once(Some(Duration::ZERO)).unwrap();
+        assert_eq!(h.metrics().tasks_run, before + 1);
+
+        // I/O events and registrations.
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let a = h.register(a, Interest::READABLE).unwrap();
+        assert_eq!(h.metrics().registrations, 1);
+        let io_before = h.metrics().io_events;
+        b.write_all(b"x").unwrap();
+        el.run_once(Some(secs(2))).unwrap();
+        assert!(h.metrics().io_events > io_before, "a readiness event is counted");
+        drop(a);
+        assert_eq!(h.metrics().registrations, 0);
+
+        let m = h.metrics();
+        assert_eq!(m.wakeups_received, 0, "nobody ever had to wake this loop");
+        assert!((0.0..=1.0).contains(&m.utilization), "{m:?}");
+
+        let _term = h.shutdown_gracefully_with(Duration::ZERO, secs(1)).unwrap();
+        // Drive until terminated (one iteration would do; run_once never blocks here).
+        for _ in 0..10 {
+            if el.run_once(Some(ms(10))).unwrap() == LoopState::Terminated {
+                break;
+            }
+        }
+        let m = h.metrics();
+        assert_eq!(m.state, LoopState::Terminated);
+        assert_eq!(
+            (m.pending_tasks, m.scheduled_tasks, m.live_tasks, m.registrations),
+            (0, 0, 0, 0),
+            "{m:?}"
+        );
+    });
+}
+
+#[test]
+fn metrics_remote_submissions_wake_a_blocked_loop_once_and_are_suppressed_while_it_runs() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let h = r.handle.clone();
+        wait_until_blocked(r.tid);
+        let m0 = h.metrics();
+        // Blocked: the first execute writes the eventfd.
+        let latch = Latch::new();
+        let (started_tx, started_rx) = mpsc::channel();
+        let l = latch.clone();
+        h.execute(move || {
+            started_tx.send(()).unwrap();
+            assert!(l.wait(secs(3)));
+        })
+        .unwrap();
+        recv(&started_rx, secs(2), "the blocking task to start");
+        let m1 = h.metrics();
+        assert_eq!(m1.wakeups_sent, m0.wakeups_sent + 1, "one wake for a blocked loop");
+        // Running a task: ten more submissions need no wake.
+        let done = Arc::new(AtomicUsize::new(0));
+        for _ in 0..10 {
+            let done = done.clone();
+            h.execute(move || {
+                done.fetch_add(1, SeqCst);
+            })
+            .unwrap();
+        }
+        let m2 = h.metrics();
+        assert_eq!(m2.wakeups_sent, m1.wakeups_sent, "no wake while the loop is awake");
+        assert_eq!(m2.wakeups_suppressed, m1.wakeups_suppressed + 10);
+        latch.open();
+        wait_until(secs(2), "the ten tasks to run", || done.load(SeqCst) == 10);
+        wait_until_blocked(r.tid);
+        let m3 = h.metrics();
+        assert_eq!(
+            m3.wakeups_received,
+            m0.wakeups_received + 1,
+            "one wakeup received in all"
+        );
+        assert!(m3.tasks_run >= m0.tasks_run + 11);
+        assert!(m3.iterations > m0.iterations);
+        assert!(m3.busy > m0.busy, "time spent in the blocking task counts as busy");
+        r.shutdown(secs(1));
+    });
+}
+
+// ---------------------------------------------------------------------------------
+// Shutdown and tail-task wakeups (spec sections 3 to 5).
+// ---------------------------------------------------------------------------------
+
+/// After `h`'s loop was asked to shut down, expects its `run()` (already called, on
+/// thread `t`) to terminate within 2 s. On failure, wakes the loop once with an
+/// unrelated `execute` (so its thread does not leak) and reports whether that was all
+/// it needed.
+fn expect_termination(h: &EventLoopHandle, t: thread::JoinHandle<Result<(), DriveError>>, what: &str) {
+    if let Err(e) = h.await_termination(secs(2)) {
+        let stuck = h.metrics();
+        let _ = h.execute(|| {});
+        let after_nudge = h.await_termination(secs(1));
+        panic!(
+            "{what}: run() did not terminate within 2 s ({e:?}); state {:?}, iterations published {}. \
+             After one unrelated execute woke the loop, await_termination gave {after_nudge:?}: \
+             the shutdown request's wake was lost and the loop blocked in select",
+            stuck.state, stuck.iterations
+        );
+    }
+    t.join().unwrap().unwrap();
+}
+
+#[test]
+fn shutdown_requested_while_the_loop_is_between_iterations_is_not_lost() {
+    with_timeout(6, || {
+        // The loop has run (so next_wakeup is AWAKE) but is not inside an iteration when
+        // shutdown is requested: between two run_once calls here, or, on a loop driven
+        // by run(), in the instant between one iteration's shutdown check and the next
+        // iteration's select.
+        let el = EventLoop::new().unwrap();
+        let h = el.handle();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let go = Latch::new();
+        let g = go.clone();
+        let t = thread::spawn(move || {
+            let mut el = el;
+            el.run_once(Some(Duration::ZERO)).unwrap();
+            ready_tx.send(()).unwrap();
+            assert!(g.wait(secs(3)));
+            el.run()
+        });
+        recv(&ready_rx, secs(2), "the first iteration");
+        let _term = h.shutdown_gracefully_with(Duration::ZERO, secs(1)).unwrap();
+        go.open();
+        expect_termination(&h, t, "shutdown requested between two iterations");
+    });
+}
+
+#[test]
+fn shutdown_of_a_lazily_started_loop_starts_it_and_terminates() {
+    with_timeout(6, || {
+        type Slot = Arc<Mutex<Option<EventLoop>>>;
+        fn lazily_started() -> (
+            EventLoopHandle,
+            Slot,
+            mpsc::Receiver<thread::JoinHandle<Result<(), DriveError>>>,
+        ) {
+            let el = EventLoop::new().unwrap();
+            let h = el.handle();
+            let slot: Slot = Arc::new(Mutex::new(Some(el)));
+            let (tx, rx) = mpsc::channel();
+            let s = slot.clone();
+            let tx = Mutex::new(tx);
+            assert!(h.set_lazy_starter(move || {
+                if let Some(el) = s.lock().unwrap().take() {
+                    let t = thread::spawn(move || {
+                        let mut el = el;
+                        el.run()
+                    });
+                    tx.lock().unwrap().send(t).unwrap();
+                }
+            }));
+            (h, slot, rx)
+        }
+
+        // Sanity: the first task starts it.
+        let (h, _slot, started) = lazily_started();
+        assert_eq!(on_loop(&h, || 1), 1);
+        let t = recv(&started, secs(1), "the lazy start");
+        let _term = h.shutdown_gracefully_with(Duration::ZERO, secs(1)).unwrap();
+        h.await_termination(secs(2)).unwrap();
+        t.join().unwrap().unwrap();
+
+        // Shut down before any task: Netty starts the thread so that it can terminate.
+        let (h, slot, started) = lazily_started();
+        let _term = h.shutdown_gracefully_with(Duration::ZERO, secs(1)).unwrap();
+        let start = started.recv_timeout(secs(1));
+        let terminated = h.await_termination(secs(1));
+        let state = h.state();
+        if start.is_err() {
+            // Break the starter -> slot -> loop cycle so the loop is dropped.
+            drop(slot.lock().unwrap().take());
+        } else {
+            let _ = h.execute(|| {});
+        }
+        assert!(
+            start.is_ok(),
+            "shutdown_gracefully on a lazily started loop that never got a task never invoked the lazy starter, \
+             so the loop never runs and never terminates (await_termination: {terminated:?}); state {state:?}"
+        );
+        assert_eq!(
+            terminated,
+            Ok(()),
+            "the lazily started loop was started by the shutdown but did not terminate"
+        );
+    });
+}
+
+/// Waits for `rx`; on timeout, wakes the loop with an unrelated execute and reports
+/// whether the task then ran.
+fn expect_tail_task(rx: &mpsc::Receiver<()>, h: &EventLoopHandle, what: &str) {
+    if let Err(e) = rx.recv_timeout(secs(2)) {
+        let _ = h.execute(|| {});
+        let after_nudge = rx.recv_timeout(secs(1));
+        panic!(
+            "{what}: the tail task did not run within 2 s ({e:?}); after one unrelated execute woke the loop: \
+             {after_nudge:?}. The loop blocked in select although a tail task was queued"
+        );
+    }
+}
+
+#[test]
+fn tail_task_queued_by_a_tail_task_runs_without_another_wake() {
+    with_timeout(6, || {
+        let r = start_loop();
+        let (tx, rx) = mpsc::channel();
+        let h = r.handle.clone();
+        r.handle
+            .execute_after_iteration(move || {
+                h.execute_after_iteration(move || tx.send(()).unwrap()).unwrap();
+            })
+            .unwrap();
+        expect_tail_task(&rx, &r.handle, "tail task queued from a tail task");
+        r.shutdown(secs(1));
+    });
+}
+
+#[test]
+fn tail_task_queued_from_block_on_runs() {
+    with_timeout(6, || {
+        let el = EventLoop::new().unwrap();
+        let h = el.handle();
+        let (tx, rx) = mpsc::channel();
+        let h2 = h.clone();
+        let driver = thread::spawn(move || {
+            let mut el = el;
+            el.block_on(async move {
+                let (done_tx, done_rx) = futures::channel::oneshot::channel();
+                h2.execute_after_iteration(move || done_tx.send(()).unwrap()).unwrap();
+                done_rx.await.unwrap();
+                tx.send(()).unwrap();
+            })
+        });
+        expect_tail_task(&rx, &h, "tail task queued from block_on's future");
+        driver.join().unwrap().unwrap();
+    });
+}
