@@ -40,6 +40,16 @@ pin_project_lite::pin_project! {
     }
 }
 
+impl<F> Tracked<F> {
+    fn new(future: F, shared: &Arc<Shared>) -> Self {
+        Tracked {
+            future,
+            shared: shared.clone(),
+            key: UNTRACKED,
+        }
+    }
+}
+
 impl<F: Future> Future for Tracked<F> {
     type Output = F::Output;
 
@@ -75,11 +85,7 @@ where
     {
         return Err(RejectedExecution::new(reason, None));
     }
-    let tracked = Tracked {
-        future,
-        shared: shared.clone(),
-        key: UNTRACKED,
-    };
+    let tracked = Tracked::new(future, shared);
     let (runnable, task) = Builder::new()
         .propagate_panic(true)
         .spawn(move |_| tracked, schedule_fn(shared.clone()));
@@ -97,11 +103,7 @@ where
         if core.local.state.get() >= LoopState::Shutdown {
             return Err(SpawnLocalError::Shutdown);
         }
-        let tracked = Tracked {
-            future,
-            shared: shared.clone(),
-            key: UNTRACKED,
-        };
+        let tracked = Tracked::new(future, shared);
         let (runnable, task) = Builder::new()
             .propagate_panic(true)
             .spawn_local(move |_| tracked, schedule_fn(shared.clone()));

@@ -110,36 +110,54 @@ mod loom_models {
     use loom::sync::{Arc, Notify};
     use loom::thread;
 
-    fn sleep_until_task(wakeup: &NextWakeup, queue: &ConcurrentQueue<u32>, eventfd: &Notify, deadline: u64) -> u32 {
-        loop {
-            if let Ok(v) = queue.pop() {
-                return v;
+    /// The loop's wakeup word, its inbox, and its eventfd.
+    struct Harness {
+        wakeup: Arc<NextWakeup>,
+        queue: Arc<ConcurrentQueue<u32>>,
+        eventfd: Arc<Notify>,
+    }
+
+    impl Harness {
+        fn new() -> Self {
+            Harness {
+                wakeup: Arc::new(NextWakeup::new()),
+                queue: Arc::new(ConcurrentQueue::unbounded()),
+                eventfd: Arc::new(Notify::new()),
             }
-            // select(): publish, re-check, block only if still empty.
-            wakeup.publish(deadline);
-            if queue.is_empty() {
-                eventfd.wait();
+        }
+
+        /// A producer thread: push `value`, then wake the loop if it sleeps past `deadline`.
+        fn producer(&self, value: u32, deadline: u64) -> thread::JoinHandle<()> {
+            let (w, q, e) = (self.wakeup.clone(), self.queue.clone(), self.eventfd.clone());
+            thread::spawn(move || {
+                q.push(value).unwrap();
+                if w.should_wake(deadline) {
+                    e.notify();
+                }
+            })
+        }
+
+        /// The loop: pop, or publish `deadline`, re-check, and block only if still empty.
+        fn sleep_until_task(&self, deadline: u64) -> u32 {
+            loop {
+                if let Ok(v) = self.queue.pop() {
+                    return v;
+                }
+                self.wakeup.publish(deadline);
+                if self.queue.is_empty() {
+                    self.eventfd.wait();
+                }
+                self.wakeup.set_awake();
             }
-            wakeup.set_awake();
         }
     }
 
     #[test]
     fn submission_racing_sleep_is_never_lost() {
         loom::model(|| {
-            let wakeup = Arc::new(NextWakeup::new());
-            let queue = Arc::new(ConcurrentQueue::unbounded());
-            let eventfd = Arc::new(Notify::new());
-            let producer = {
-                let (w, q, e) = (wakeup.clone(), queue.clone(), eventfd.clone());
-                thread::spawn(move || {
-                    q.push(7).unwrap();
-                    if w.should_wake(0) {
-                        e.notify();
-                    }
-                })
-            };
-            assert_eq!(sleep_until_task(&wakeup, &queue, &eventfd, NONE), 7);
+            let h = Harness::new();
+            let producer = h.producer(7, 0);
+            assert_eq!(h.sleep_until_task(NONE), 7);
             producer.join().unwrap();
         });
     }
@@ -147,22 +165,10 @@ mod loom_models {
     #[test]
     fn two_producers_one_wake_is_enough() {
         loom::model(|| {
-            let wakeup = Arc::new(NextWakeup::new());
-            let queue = Arc::new(ConcurrentQueue::unbounded());
-            let eventfd = Arc::new(Notify::new());
-            let producers: Vec<_> = (0..2)
-                .map(|i| {
-                    let (w, q, e) = (wakeup.clone(), queue.clone(), eventfd.clone());
-                    thread::spawn(move || {
-                        q.push(i).unwrap();
-                        if w.should_wake(0) {
-                            e.notify();
-                        }
-                    })
-                })
-                .collect();
-            sleep_until_task(&wakeup, &queue, &eventfd, NONE);
-            sleep_until_task(&wakeup, &queue, &eventfd, NONE);
+            let h = Harness::new();
+            let producers = [h.producer(0, 0), h.producer(1, 0)];
+            h.sleep_until_task(NONE);
+            h.sleep_until_task(NONE);
             for p in producers {
                 p.join().unwrap();
             }
@@ -172,22 +178,12 @@ mod loom_models {
     #[test]
     fn earlier_deadline_wakes_a_loop_blocked_until_a_later_one() {
         loom::model(|| {
-            let wakeup = Arc::new(NextWakeup::new());
-            let queue = Arc::new(ConcurrentQueue::unbounded());
-            let eventfd = Arc::new(Notify::new());
-            let producer = {
-                let (w, q, e) = (wakeup.clone(), queue.clone(), eventfd.clone());
-                thread::spawn(move || {
-                    // A scheduled task due at 5 is pushed lazily, then wakes the loop
-                    // only if the loop sleeps past 5 (Netty's afterScheduledTaskSubmitted).
-                    q.push(5).unwrap();
-                    if w.should_wake(5) {
-                        e.notify();
-                    }
-                })
-            };
+            let h = Harness::new();
+            // A scheduled task due at 5 is pushed lazily, then wakes the loop only if
+            // the loop sleeps past 5 (Netty's afterScheduledTaskSubmitted).
+            let producer = h.producer(5, 5);
             // The loop's own next deadline is 10: it must not sleep through 5.
-            assert_eq!(sleep_until_task(&wakeup, &queue, &eventfd, 10), 5);
+            assert_eq!(h.sleep_until_task(10), 5);
             producer.join().unwrap();
         });
     }
