@@ -114,6 +114,11 @@ impl EventLoopBuilder {
         EventLoop::from_builder(self).map_err(BuildError::Io)
     }
 
+    /// The shutdown timeout configured (default 15 s).
+    pub fn configured_shutdown_timeout(&self) -> Duration {
+        self.shutdown_timeout
+    }
+
     pub(crate) fn shutdown_params(&self) -> ShutdownParams {
         ShutdownParams {
             quiet_period: self.quiet_period,

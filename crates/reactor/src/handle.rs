@@ -222,6 +222,17 @@ impl EventLoopHandle {
         spawn::spawn_local(&self.shared, future)
     }
 
+    /// Spawns a `!Send` future on this loop from any thread, in one hop: `make` (which
+    /// is `Send`) is sent to the loop and builds the future there, at its first poll.
+    pub fn spawn_pinned<M, Fut>(&self, make: M) -> Result<AsyncTask<Fut::Output>, RejectedExecution>
+    where
+        M: FnOnce() -> Fut + Send + 'static,
+        Fut: Future + 'static,
+        Fut::Output: Send + 'static,
+    {
+        spawn::spawn_pinned(&self.shared, make)
+    }
+
     /// Registers an I/O source with this loop's `Poll`. The returned [`PollEvented`]
     /// caches readiness and deregisters the source when dropped.
     pub fn register<S: mio::event::Source>(&self, source: S, interest: Interest) -> io::Result<PollEvented<S>> {

@@ -112,3 +112,72 @@ where
     })
     .unwrap_or(Err(SpawnLocalError::NotOnLoop))
 }
+
+/// A `!Send` future that does not exist yet: `make` builds it at the first poll, on
+/// the loop's thread.
+struct BuildOnFirstPoll<M, Fut> {
+    make: Option<M>,
+    future: Option<Pin<Box<Fut>>>,
+}
+
+impl<M, Fut> Future for BuildOnFirstPoll<M, Fut>
+where
+    M: FnOnce() -> Fut,
+    Fut: Future,
+{
+    type Output = Fut::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fut::Output> {
+        // Both fields are Unpin (an FnOnce value is moved out, the future is boxed).
+        let this = &mut *self;
+        if let Some(make) = this.make.take() {
+            this.future = Some(Box::pin(make()));
+        }
+        match this.future.as_mut() {
+            Some(f) => f.as_mut().poll(cx),
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl<M, Fut> Unpin for BuildOnFirstPoll<M, Fut> {}
+
+/// Spawns, from any thread, a `!Send` future built on the loop by a `Send` closure:
+/// one hop, no channel (tokio-util's `spawn_pinned`).
+pub(crate) fn spawn_pinned<M, Fut>(shared: &Arc<Shared>, make: M) -> Result<Task<Fut::Output>, RejectedExecution>
+where
+    M: FnOnce() -> Fut + Send + 'static,
+    Fut: Future + 'static,
+    Fut::Output: Send + 'static,
+{
+    if shared.state() >= LoopState::Shutdown {
+        return Err(RejectedExecution::new(RejectReason::Shutdown, None));
+    }
+    if !context::is_own_thread(shared)
+        && let Err(reason) = shared.inbox.admit()
+    {
+        return Err(RejectedExecution::new(reason, None));
+    }
+    let tracked = Tracked::new(
+        BuildOnFirstPoll {
+            make: Some(make),
+            future: None,
+        },
+        shared,
+    );
+    // SAFETY: the future is `!Send` only once `make` has run, and `make` runs at the
+    // first poll. Every poll of a runnable of this loop happens on the loop's thread
+    // (the schedule function routes all wakes there and only the loop runs runnables),
+    // and a runnable is only ever dropped on the loop's thread once the loop drives it
+    // (orphans and termination, see `terminate`). The one exception is a runnable
+    // rejected before its first poll, whose future still holds only `make: Send`. So the
+    // `!Send` value is created, polled and dropped on a single thread. The output is
+    // `Send`, so the `Task` may be awaited and dropped anywhere.
+    let (runnable, task) = unsafe {
+        Builder::new()
+            .propagate_panic(true)
+            .spawn_unchecked(move |_| tracked, schedule_fn(shared.clone()))
+    };
+    runnable.schedule();
+    Ok(task)
+}

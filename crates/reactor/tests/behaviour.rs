@@ -1136,3 +1136,35 @@ fn tail_task_queued_from_block_on_runs() {
         driver.join().unwrap().unwrap();
     });
 }
+
+/// `spawn_pinned` builds a `!Send` future on the loop from a `Send` closure, from any
+/// thread, and the future is created and dropped on the loop's thread.
+#[test]
+fn spawn_pinned_builds_a_local_future_on_the_loop() {
+    with_timeout(5, || {
+        let mut el = EventLoop::new().unwrap();
+        let h = el.handle();
+        let loop_thread = Arc::new(Mutex::new(None));
+        let lt = loop_thread.clone();
+        let task = std::thread::spawn(move || {
+            h.spawn_pinned(move || {
+                let rc = Rc::new(std::thread::current().id());
+                async move {
+                    std::future::ready(()).await;
+                    *lt.lock().unwrap() = Some(*rc);
+                    *rc
+                }
+            })
+            .unwrap()
+        })
+        .join()
+        .unwrap();
+        let ran_on = el.block_on(task).unwrap();
+        assert_eq!(
+            ran_on,
+            std::thread::current().id(),
+            "built and run on the loop's thread"
+        );
+        assert_eq!(*loop_thread.lock().unwrap(), Some(std::thread::current().id()));
+    });
+}

@@ -1,0 +1,184 @@
+//! `spawn_blocking`'s thread pool: grows on demand up to `max_blocking_threads`;
+//! idle threads leave after `thread_keep_alive`.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use async_task::Runnable;
+
+use crate::group::ThreadConfig;
+use crate::task::join::{Id, JoinHandle, guard_with, new_abort};
+
+struct State {
+    queue: VecDeque<Runnable>,
+    idle: usize,
+    threads: usize,
+    shutdown: bool,
+    handles: Vec<thread::JoinHandle<()>>,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    cv: Condvar,
+    max_threads: usize,
+    keep_alive: Duration,
+    config: ThreadConfig,
+}
+
+/// The blocking pool of one runtime.
+#[derive(Clone)]
+pub(crate) struct BlockingPool {
+    inner: Arc<Inner>,
+}
+
+impl BlockingPool {
+    pub(crate) fn new(max_threads: usize, keep_alive: Duration, config: ThreadConfig) -> BlockingPool {
+        BlockingPool {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State {
+                    queue: VecDeque::new(),
+                    idle: 0,
+                    threads: 0,
+                    shutdown: false,
+                    handles: Vec::new(),
+                }),
+                cv: Condvar::new(),
+                max_threads,
+                keep_alive,
+                config,
+            }),
+        }
+    }
+
+    pub(crate) fn spawn<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.spawn_with_id(move |_| f())
+    }
+
+    /// `spawn` for a closure that needs its own task id.
+    pub(crate) fn spawn_with_id<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce(Id) -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let (abort, id) = new_abort();
+        let guarded = guard_with(async move { f(id) }, abort.clone(), id);
+        let pool = self.clone();
+        let (runnable, task) = async_task::spawn(guarded, move |r| pool.schedule(r));
+        runnable.schedule();
+        JoinHandle::new(task, abort, id)
+    }
+
+    fn schedule(&self, runnable: Runnable) {
+        let mut st = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.shutdown {
+            // Dropping closes the task: its JoinHandle reports cancellation.
+            drop(st);
+            drop(runnable);
+            return;
+        }
+        st.queue.push_back(runnable);
+        if st.idle > 0 {
+            self.inner.cv.notify_one();
+        } else if st.threads < self.inner.max_threads {
+            st.threads += 1;
+            let index = st.threads;
+            match self.spawn_thread(index) {
+                Ok(h) => {
+                    st.handles.retain(|h| !h.is_finished());
+                    st.handles.push(h);
+                }
+                Err(e) => {
+                    st.threads -= 1;
+                    tracing::error!(target: "netloop::blocking", error = %e,
+                        "could not spawn a blocking thread; the task waits for a free one");
+                }
+            }
+        }
+    }
+
+    fn spawn_thread(&self, index: usize) -> std::io::Result<thread::JoinHandle<()>> {
+        let inner = self.inner.clone();
+        let mut b = thread::Builder::new().name((inner.config.name)(index));
+        if let Some(size) = inner.config.stack_size {
+            b = b.stack_size(size);
+        }
+        b.spawn(move || {
+            let _context = inner.config.enter.as_ref().map(|enter| enter());
+            if let Some(f) = &inner.config.on_start {
+                f();
+            }
+            work(&inner);
+            if let Some(f) = &inner.config.on_stop {
+                f();
+            }
+        })
+    }
+
+    /// Stops accepting work; waits up to `timeout` (forever if `None`) for running
+    /// and queued tasks to finish and the threads to exit.
+    pub(crate) fn shutdown(&self, timeout: Option<Duration>) {
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let mut st = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.shutdown = true;
+        self.inner.cv.notify_all();
+        // A blocking task that drops its own runtime must not wait for itself.
+        let me = thread::current().id();
+        let own = usize::from(st.handles.iter().any(|h| h.thread().id() == me));
+        while st.threads > own {
+            let wait = match deadline {
+                None => Duration::from_secs(3600),
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(w) if !w.is_zero() => w,
+                    _ => break,
+                },
+            };
+            st = self
+                .inner
+                .cv
+                .wait_timeout(st, wait)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        let handles = std::mem::take(&mut st.handles);
+        drop(st);
+        for h in handles {
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+fn work(inner: &Inner) {
+    let mut st = inner.state.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        if let Some(r) = st.queue.pop_front() {
+            drop(st);
+            r.run();
+            st = inner.state.lock().unwrap_or_else(|e| e.into_inner());
+            continue;
+        }
+        if st.shutdown {
+            break;
+        }
+        st.idle += 1;
+        let (guard, timeout) = inner
+            .cv
+            .wait_timeout(st, inner.keep_alive)
+            .unwrap_or_else(|e| e.into_inner());
+        st = guard;
+        st.idle -= 1;
+        if timeout.timed_out() && st.queue.is_empty() && !st.shutdown {
+            break;
+        }
+    }
+    st.threads -= 1;
+    // Wake `shutdown`, which waits for the thread count to drop.
+    inner.cv.notify_all();
+}

@@ -1,0 +1,282 @@
+//! tokio's runtime `Builder`, plus netloop's own knobs.
+
+use std::fmt;
+use std::io;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use netloop_reactor::EventLoopBuilder;
+
+use super::{Handle, Inner, Runtime, RuntimeFlavor, context};
+use crate::blocking::BlockingPool;
+use crate::group::{EventLoopGroup, ThreadConfig, next_group_number};
+
+type Callback = Arc<dyn Fn() + Send + Sync>;
+
+/// Configures a [`Runtime`] (tokio's `runtime::Builder`).
+///
+/// Setters never panic: an invalid value (zero worker threads, an `io_ratio` outside
+/// `1..=100`, ...) is reported by [`build`](Self::build) as an `InvalidInput` error.
+///
+/// ```
+/// use netloop_scheduler::runtime::Builder;
+///
+/// let rt = Builder::new_multi_thread()
+///     .worker_threads(2)
+///     .thread_name("my-worker")
+///     .enable_all()
+///     .build()?;
+/// rt.block_on(async { /* ... */ });
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct Builder {
+    flavor: RuntimeFlavor,
+    worker_threads: Option<usize>,
+    thread_name: Option<Arc<dyn Fn() -> String + Send + Sync>>,
+    thread_stack_size: Option<usize>,
+    on_thread_start: Option<Callback>,
+    on_thread_stop: Option<Callback>,
+    max_blocking_threads: usize,
+    thread_keep_alive: Duration,
+    event_interval: u32,
+    eager_start: bool,
+    event_loop: EventLoopBuilder,
+    enable_io: bool,
+    enable_time: bool,
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("flavor", &self.flavor)
+            .field("worker_threads", &self.worker_threads)
+            .field("max_blocking_threads", &self.max_blocking_threads)
+            .field("event_loop", &self.event_loop)
+            .finish()
+    }
+}
+
+/// Environment variable that overrides the default number of worker loops.
+pub const WORKER_THREADS_ENV: &str = "NETLOOP_WORKER_THREADS";
+
+impl Builder {
+    fn new(flavor: RuntimeFlavor) -> Builder {
+        Builder {
+            flavor,
+            worker_threads: None,
+            thread_name: None,
+            thread_stack_size: None,
+            on_thread_start: None,
+            on_thread_stop: None,
+            max_blocking_threads: 512,
+            thread_keep_alive: Duration::from_secs(10),
+            event_interval: 61,
+            eager_start: false,
+            event_loop: EventLoopBuilder::new(),
+            enable_io: false,
+            enable_time: false,
+        }
+    }
+
+    /// One event loop per worker thread (default: the number of cores).
+    pub fn new_multi_thread() -> Builder {
+        Builder::new(RuntimeFlavor::MultiThread)
+    }
+
+    /// One event loop, driven by the thread that calls `block_on`.
+    pub fn new_current_thread() -> Builder {
+        Builder::new(RuntimeFlavor::CurrentThread)
+    }
+
+    /// Number of event loops (multi-thread only). Default: `NETLOOP_WORKER_THREADS`,
+    /// else the available parallelism. Zero is an error at `build`.
+    pub fn worker_threads(&mut self, n: usize) -> &mut Self {
+        self.worker_threads = Some(n);
+        self
+    }
+
+    /// Names every thread of the runtime `name` (default: `netloop-{group}-{index}`).
+    pub fn thread_name(&mut self, name: impl Into<String>) -> &mut Self {
+        let name: String = name.into();
+        self.thread_name = Some(Arc::new(move || name.clone()));
+        self
+    }
+
+    /// Names threads by calling `f`.
+    pub fn thread_name_fn<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() -> String + Send + Sync + 'static,
+    {
+        self.thread_name = Some(Arc::new(f));
+        self
+    }
+
+    /// Stack size of the runtime's threads.
+    pub fn thread_stack_size(&mut self, size: usize) -> &mut Self {
+        self.thread_stack_size = Some(size);
+        self
+    }
+
+    /// Runs `f` on every runtime thread when it starts.
+    pub fn on_thread_start<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.on_thread_start = Some(Arc::new(f));
+        self
+    }
+
+    /// Runs `f` on every runtime thread before it exits.
+    pub fn on_thread_stop<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.on_thread_stop = Some(Arc::new(f));
+        self
+    }
+
+    /// Enables I/O and time. In netloop both are always on; kept for tokio code.
+    pub fn enable_all(&mut self) -> &mut Self {
+        self.enable_io = true;
+        self.enable_time = true;
+        self
+    }
+
+    /// Enables I/O (always on in netloop).
+    pub fn enable_io(&mut self) -> &mut Self {
+        self.enable_io = true;
+        self
+    }
+
+    /// Enables time (always on in netloop).
+    pub fn enable_time(&mut self) -> &mut Self {
+        self.enable_time = true;
+        self
+    }
+
+    /// Upper bound of the blocking pool (default 512). Zero is an error at `build`.
+    pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
+        self.max_blocking_threads = n;
+        self
+    }
+
+    /// How long an idle blocking thread waits for work before it exits (default 10 s).
+    pub fn thread_keep_alive(&mut self, d: Duration) -> &mut Self {
+        self.thread_keep_alive = d;
+        self
+    }
+
+    /// Accepted for tokio code (zero is an error); netloop's loops balance I/O and
+    /// tasks with [`io_ratio`](Self::io_ratio) instead.
+    pub fn event_interval(&mut self, n: u32) -> &mut Self {
+        self.event_interval = n;
+        self
+    }
+
+    /// netloop: percent of loop time for I/O, `1..=100` (default 50).
+    pub fn io_ratio(&mut self, ratio: u32) -> &mut Self {
+        self.event_loop.io_ratio(ratio);
+        self
+    }
+
+    /// netloop: bound on each loop's inbox (default unbounded, floor 16).
+    pub fn max_pending_tasks(&mut self, n: usize) -> &mut Self {
+        self.event_loop.max_pending_tasks(n);
+        self
+    }
+
+    /// netloop: quiet period of a graceful loop shutdown (default 2 s).
+    pub fn shutdown_quiet_period(&mut self, d: Duration) -> &mut Self {
+        self.event_loop.shutdown_quiet_period(d);
+        self
+    }
+
+    /// netloop: how long dropping the runtime waits for its loops (default 15 s).
+    pub fn shutdown_timeout(&mut self, d: Duration) -> &mut Self {
+        self.event_loop.shutdown_timeout(d);
+        self
+    }
+
+    /// netloop: start every loop's thread at `build` instead of on first use.
+    pub fn eager_start(&mut self, eager: bool) -> &mut Self {
+        self.eager_start = eager;
+        self
+    }
+
+    fn worker_count(&self) -> io::Result<usize> {
+        let invalid = |msg: String| io::Error::new(io::ErrorKind::InvalidInput, msg);
+        if self.flavor == RuntimeFlavor::CurrentThread {
+            return Ok(1);
+        }
+        if let Some(n) = self.worker_threads {
+            return if n == 0 {
+                Err(invalid("worker_threads must be at least 1".into()))
+            } else {
+                Ok(n)
+            };
+        }
+        if let Ok(v) = std::env::var(WORKER_THREADS_ENV) {
+            return match v.trim().parse::<usize>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err(invalid(format!(
+                    "{WORKER_THREADS_ENV}={v:?} is not a positive whole number"
+                ))),
+            };
+        }
+        Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    /// Creates the runtime. Invalid settings are `InvalidInput` errors; if any loop
+    /// cannot be created, the others are shut down and the error is returned.
+    pub fn build(&mut self) -> io::Result<Runtime> {
+        let invalid = |msg: &str| io::Error::new(io::ErrorKind::InvalidInput, msg.to_string());
+        if self.max_blocking_threads == 0 {
+            return Err(invalid("max_blocking_threads must be at least 1"));
+        }
+        if self.event_interval == 0 {
+            return Err(invalid("event_interval must be at least 1"));
+        }
+        self.event_loop.validate().map_err(io::Error::from)?;
+        let workers = self.worker_count()?;
+        let group_no = next_group_number();
+
+        // Every runtime thread enters the runtime's context first. A weak reference:
+        // the threads must not keep the runtime alive.
+        let weak: Arc<std::sync::OnceLock<Weak<Inner>>> = Arc::new(std::sync::OnceLock::new());
+        let enter_weak = weak.clone();
+        let enter: Arc<dyn Fn() -> Box<dyn std::any::Any> + Send + Sync> = Arc::new(move || {
+            let handle = enter_weak.get().and_then(Weak::upgrade).map(|inner| Handle { inner });
+            Box::new(handle.map(context::set))
+        });
+        let user_name = self.thread_name.clone();
+        let loop_names: Arc<dyn Fn(usize) -> String + Send + Sync> = match user_name.clone() {
+            Some(f) => Arc::new(move |_| f()),
+            None => Arc::new(move |i| format!("netloop-{group_no}-{i}")),
+        };
+        let blocking_names: Arc<dyn Fn(usize) -> String + Send + Sync> = match user_name {
+            Some(f) => Arc::new(move |_| f()),
+            None => Arc::new(move |_| format!("netloop-{group_no}-blocking")),
+        };
+        let base = ThreadConfig {
+            name: loop_names,
+            stack_size: self.thread_stack_size,
+            on_start: self.on_thread_start.clone(),
+            on_stop: self.on_thread_stop.clone(),
+            enter: Some(enter),
+        };
+        let blocking_cfg = ThreadConfig {
+            name: blocking_names,
+            ..base.clone()
+        };
+        let lazy = self.flavor == RuntimeFlavor::MultiThread;
+        let group = EventLoopGroup::build(workers, &self.event_loop, base, lazy)?;
+        let blocking = BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive, blocking_cfg);
+        let shutdown_timeout = self.event_loop.configured_shutdown_timeout();
+        let rt = Runtime::from_parts(group, blocking, self.flavor, shutdown_timeout);
+        let _ = weak.set(Arc::downgrade(&rt.handle().inner));
+        if self.eager_start && lazy {
+            rt.handle().inner.group.start_all();
+        }
+        Ok(rt)
+    }
+}

@@ -1,0 +1,375 @@
+//! The runtime: tokio's `Runtime`, `Builder` and `Handle`, on a group of pinned loops.
+//!
+//! ```
+//! let rt = netloop_scheduler::runtime::Runtime::new()?;
+//! let answer = rt.block_on(async {
+//!     let task = netloop_scheduler::task::spawn(async { 6 * 7 });
+//!     task.await.unwrap()
+//! });
+//! assert_eq!(answer, 42);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+mod builder;
+pub(crate) mod context;
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::pin;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::{AcqRel, Release};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
+use std::time::Duration;
+
+use netloop_reactor::{DriveError, EventLoopHandle};
+
+pub use builder::Builder;
+
+use crate::blocking::BlockingPool;
+use crate::group::EventLoopGroup;
+use crate::task::JoinHandle;
+use crate::task::spawn::spawn_on;
+
+/// Which kind of runtime this is (tokio's `RuntimeFlavor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RuntimeFlavor {
+    /// One loop, driven by the thread inside `block_on`.
+    CurrentThread,
+    /// A group of loops, one thread each.
+    MultiThread,
+}
+
+pub(crate) struct Inner {
+    pub(crate) group: EventLoopGroup,
+    pub(crate) blocking: BlockingPool,
+    flavor: RuntimeFlavor,
+    /// current_thread: serializes `block_on` callers, who take turns driving the loop.
+    driver: Mutex<()>,
+    shutdown_timeout: Duration,
+}
+
+/// A handle to a runtime: spawn onto it, enter it, block on it (tokio's `Handle`).
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("flavor", &self.inner.flavor)
+            .field("loops", &self.inner.group.len())
+            .finish()
+    }
+}
+
+/// Returned by [`Handle::try_current`] outside a runtime.
+#[derive(Debug)]
+pub struct TryCurrentError(());
+
+impl TryCurrentError {
+    /// True: the thread is not in a runtime's context.
+    pub fn is_missing_context(&self) -> bool {
+        true
+    }
+
+    /// False: netloop's context never outlives its thread-local.
+    pub fn is_thread_local_destroyed(&self) -> bool {
+        false
+    }
+}
+
+impl fmt::Display for TryCurrentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(NO_RUNTIME)
+    }
+}
+
+impl std::error::Error for TryCurrentError {}
+
+pub(crate) const NO_RUNTIME: &str = "there is no reactor running, must be called from the context of a netloop runtime \
+     (inside Runtime::block_on, a spawned task, or after Runtime::enter)";
+
+/// Keeps a runtime's context entered on this thread until dropped.
+#[must_use = "the context is left when the guard is dropped"]
+pub struct EnterGuard<'a> {
+    _guard: context::SetGuard,
+    _handle: std::marker::PhantomData<&'a Handle>,
+}
+
+impl fmt::Debug for EnterGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EnterGuard")
+    }
+}
+
+impl Handle {
+    /// The runtime this thread is in. Panics outside one; see
+    /// [`try_current`](Self::try_current).
+    #[track_caller]
+    pub fn current() -> Handle {
+        Self::try_current().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The runtime this thread is in, if any.
+    pub fn try_current() -> Result<Handle, TryCurrentError> {
+        context::current().ok_or(TryCurrentError(()))
+    }
+
+    /// Spawns a future. Called from one of this runtime's loops, it stays on that loop;
+    /// otherwise it goes to the group's next loop.
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn_on(self.loop_for_spawn(), future)
+    }
+
+    /// Runs a blocking closure on the blocking pool.
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.inner.blocking.spawn(f)
+    }
+
+    /// Runs `future` to completion on this thread, in this runtime's context. On a
+    /// current-thread runtime the thread also drives the loop meanwhile.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        if EventLoopHandle::current().is_some() {
+            panic!(
+                "Cannot start a runtime from within a runtime. This happens because a function (like `block_on`) \
+                 attempted to block the current thread while the thread is being used to drive asynchronous tasks."
+            );
+        }
+        let _context = context::set(self.clone());
+        match self.inner.flavor {
+            RuntimeFlavor::MultiThread => park_on(future),
+            RuntimeFlavor::CurrentThread => self.drive_current_thread(future),
+        }
+    }
+
+    fn drive_current_thread<F: Future>(&self, future: F) -> F::Output {
+        let _turn = self.inner.driver.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(event_loop) = self.inner.group.take_loop(0) else {
+            panic!("the runtime has been shut down");
+        };
+        // Give the loop back even if the future panics.
+        struct PutBack<'a> {
+            group: &'a EventLoopGroup,
+            event_loop: Option<netloop_reactor::EventLoop>,
+        }
+        impl Drop for PutBack<'_> {
+            fn drop(&mut self) {
+                if let Some(el) = self.event_loop.take() {
+                    self.group.put_loop(0, el);
+                }
+            }
+        }
+        let mut slot = PutBack {
+            group: &self.inner.group,
+            event_loop: Some(event_loop),
+        };
+        let result = slot.event_loop.as_mut().expect("present").block_on(future);
+        match result {
+            Ok(out) => out,
+            Err(DriveError::WrongThread) => panic!(
+                "a current_thread runtime is pinned to the thread that first called block_on (its !Send tasks live there)"
+            ),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Enters this runtime's context: `spawn`, `sleep` and friends work on this thread
+    /// until the guard is dropped.
+    pub fn enter(&self) -> EnterGuard<'_> {
+        EnterGuard {
+            _guard: context::set(self.clone()),
+            _handle: std::marker::PhantomData,
+        }
+    }
+
+    /// Which kind of runtime this is.
+    pub fn runtime_flavor(&self) -> RuntimeFlavor {
+        self.inner.flavor
+    }
+
+    /// The event loops behind this runtime (Netty-level access: `execute`,
+    /// `schedule*`, `in_event_loop`, metrics, `next()`).
+    pub fn event_loops(&self) -> &EventLoopGroup {
+        &self.inner.group
+    }
+
+    /// The loop a spawn from this thread lands on: the current loop if it is one of
+    /// ours (affinity), otherwise the next one round-robin.
+    pub(crate) fn loop_for_spawn(&self) -> EventLoopHandle {
+        match EventLoopHandle::current() {
+            Some(current) if self.inner.group.contains(&current) => current,
+            _ => self.inner.group.next().clone(),
+        }
+    }
+
+    fn shutdown(&self, wait: Option<Duration>) {
+        if let Err(e) = self
+            .inner
+            .group
+            .shutdown_gracefully(Duration::ZERO, self.inner.shutdown_timeout)
+        {
+            tracing::error!(target: "netloop::runtime", error = %e, "runtime shutdown");
+        }
+        let on_our_loop = EventLoopHandle::current().is_some_and(|l| self.inner.group.contains(&l));
+        if on_our_loop {
+            // Waiting here would wait for ourselves.
+            return;
+        }
+        let wait = wait.unwrap_or(self.inner.shutdown_timeout.saturating_add(Duration::from_secs(1)));
+        if !self.inner.group.await_termination(wait) {
+            tracing::warn!(target: "netloop::runtime", "runtime shutdown timed out; some loops are still running");
+        }
+        self.inner.blocking.shutdown(Some(wait));
+    }
+}
+
+/// `block_on` for a thread that drives no loop: poll, park until woken, repeat.
+fn park_on<F: Future>(future: F) -> F::Output {
+    struct Unpark {
+        thread: Thread,
+        woken: AtomicBool,
+    }
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.woken.store(true, Release);
+            self.thread.unpark();
+        }
+    }
+    let unpark = Arc::new(Unpark {
+        thread: thread::current(),
+        woken: AtomicBool::new(false),
+    });
+    let waker = Waker::from(unpark.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        while !unpark.woken.swap(false, AcqRel) {
+            thread::park();
+        }
+    }
+}
+
+/// The netloop runtime (tokio's `Runtime`): a group of event loops plus a blocking
+/// pool. Dropping it shuts it down: every loop stops, every task is dropped on its
+/// own loop's thread.
+pub struct Runtime {
+    handle: Handle,
+    shut_down: bool,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime").field("handle", &self.handle).finish()
+    }
+}
+
+impl Runtime {
+    /// A multi-thread runtime with one loop per core (or `NETLOOP_WORKER_THREADS`).
+    pub fn new() -> io::Result<Runtime> {
+        Builder::new_multi_thread().enable_all().build()
+    }
+
+    pub(crate) fn from_parts(
+        group: EventLoopGroup,
+        blocking: BlockingPool,
+        flavor: RuntimeFlavor,
+        shutdown_timeout: Duration,
+    ) -> Runtime {
+        Runtime {
+            handle: Handle {
+                inner: Arc::new(Inner {
+                    group,
+                    blocking,
+                    flavor,
+                    driver: Mutex::new(()),
+                    shutdown_timeout,
+                }),
+            },
+            shut_down: false,
+        }
+    }
+
+    /// Runs `future` to completion on this thread; see [`Handle::block_on`].
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.handle.block_on(future)
+    }
+
+    /// Spawns a future onto the runtime; see [`Handle::spawn`].
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+
+    /// Runs a blocking closure on the blocking pool.
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle.spawn_blocking(f)
+    }
+
+    /// A handle to this runtime.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Enters the runtime's context; see [`Handle::enter`].
+    pub fn enter(&self) -> EnterGuard<'_> {
+        self.handle.enter()
+    }
+
+    /// Shuts down, waiting at most `timeout` for loops and blocking tasks to finish.
+    pub fn shutdown_timeout(mut self, timeout: Duration) {
+        self.shut_down = true;
+        self.handle.shutdown(Some(timeout));
+    }
+
+    /// Shuts down without waiting.
+    pub fn shutdown_background(mut self) {
+        self.shut_down = true;
+        if let Err(e) = self
+            .handle
+            .inner
+            .group
+            .shutdown_gracefully(Duration::ZERO, self.handle.inner.shutdown_timeout)
+        {
+            tracing::error!(target: "netloop::runtime", error = %e, "runtime shutdown");
+        }
+        self.handle.inner.blocking.shutdown(Some(Duration::ZERO));
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if !self.shut_down {
+            self.handle.shutdown(None);
+        }
+    }
+}

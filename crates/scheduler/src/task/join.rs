@@ -1,0 +1,309 @@
+//! `JoinHandle`, `JoinError` and `AbortHandle`, with tokio's semantics.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+
+/// An opaque id of a spawned task, unique among the tasks of a process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Id(u64);
+
+impl Id {
+    pub(crate) fn next() -> Id {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Id(NEXT.fetch_add(1, Relaxed))
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+enum Repr {
+    Cancelled,
+    Panic(Box<dyn Any + Send + 'static>),
+}
+
+/// A task failed to complete: it was cancelled (aborted, or its runtime shut down) or
+/// it panicked.
+pub struct JoinError {
+    repr: Repr,
+    id: Id,
+}
+
+impl JoinError {
+    pub(crate) fn cancelled(id: Id) -> JoinError {
+        JoinError {
+            repr: Repr::Cancelled,
+            id,
+        }
+    }
+
+    pub(crate) fn panic(id: Id, payload: Box<dyn Any + Send + 'static>) -> JoinError {
+        JoinError {
+            repr: Repr::Panic(payload),
+            id,
+        }
+    }
+
+    /// True if the task was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.repr, Repr::Cancelled)
+    }
+
+    /// True if the task panicked.
+    pub fn is_panic(&self) -> bool {
+        matches!(self.repr, Repr::Panic(_))
+    }
+
+    /// The panic payload. Panics if the task did not panic; see
+    /// [`try_into_panic`](Self::try_into_panic).
+    #[track_caller]
+    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
+        self.try_into_panic().expect("`JoinError` reason is not a panic.")
+    }
+
+    /// The panic payload, or the error back if the task was cancelled.
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
+        match self.repr {
+            Repr::Panic(p) => Ok(p),
+            Repr::Cancelled => Err(self),
+        }
+    }
+
+    /// The id of the task that failed.
+    pub fn id(&self) -> Id {
+        self.id
+    }
+}
+
+fn panic_message(p: &(dyn Any + Send)) -> Option<&str> {
+    p.downcast_ref::<&str>()
+        .copied()
+        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => write!(f, "task {} was cancelled", self.id),
+            Repr::Panic(p) => match panic_message(p.as_ref()) {
+                Some(msg) => write!(f, "task {} panicked with message {msg:?}", self.id),
+                None => write!(f, "task {} panicked", self.id),
+            },
+        }
+    }
+}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => write!(f, "JoinError::Cancelled({:?})", self.id),
+            Repr::Panic(p) => match panic_message(p.as_ref()) {
+                Some(msg) => write!(f, "JoinError::Panic({:?}, {msg:?}, ...)", self.id),
+                None => write!(f, "JoinError::Panic({:?}, ...)", self.id),
+            },
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}
+
+impl From<JoinError> for std::io::Error {
+    fn from(e: JoinError) -> Self {
+        std::io::Error::other(e.to_string())
+    }
+}
+
+/// The abort flag shared by a task and its handles.
+pub(crate) struct AbortState {
+    aborted: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl AbortState {
+    fn abort(&self) {
+        if !self.aborted.swap(true, AcqRel)
+            && let Some(w) = self.waker.lock().unwrap_or_else(|e| e.into_inner()).take()
+        {
+            w.wake();
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// What actually runs on the loop: the user's future, plus abort and panic handling.
+    /// Its output is final, so the loop never unwinds through async-task.
+    pub(crate) struct Guarded<F> {
+        #[pin]
+        future: F,
+        abort: Arc<AbortState>,
+        id: Id,
+    }
+}
+
+impl<F: Future> Future for Guarded<F> {
+    type Output = Result<F::Output, JoinError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if this.abort.aborted.load(Acquire) {
+            return Poll::Ready(Err(JoinError::cancelled(*this.id)));
+        }
+        {
+            let mut slot = this.abort.waker.lock().unwrap_or_else(|e| e.into_inner());
+            match &*slot {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => *slot = Some(cx.waker().clone()),
+            }
+        }
+        let id = *this.id;
+        let future = this.future;
+        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(JoinError::panic(id, payload))),
+        }
+    }
+}
+
+/// A fresh abort state and task id.
+pub(crate) fn new_abort() -> (Arc<AbortState>, Id) {
+    (
+        Arc::new(AbortState {
+            aborted: AtomicBool::new(false),
+            waker: Mutex::new(None),
+        }),
+        Id::next(),
+    )
+}
+
+/// Wraps `future` with existing handle parts.
+pub(crate) fn guard_with<F: Future>(future: F, abort: Arc<AbortState>, id: Id) -> Guarded<F> {
+    Guarded { future, abort, id }
+}
+
+/// An owned permission to join a task: awaiting it gives the task's output
+/// (tokio's `JoinHandle`).
+///
+/// Dropping the handle detaches the task: it keeps running. [`abort`](Self::abort)
+/// cancels it; awaiting then gives a [`JoinError`] for which `is_cancelled()` is true,
+/// unless the task had already finished.
+pub struct JoinHandle<T> {
+    task: Option<async_task::FallibleTask<Result<T, JoinError>>>,
+    abort: Arc<AbortState>,
+    id: Id,
+}
+
+impl<T> JoinHandle<T> {
+    pub(crate) fn new(task: async_task::Task<Result<T, JoinError>>, abort: Arc<AbortState>, id: Id) -> Self {
+        JoinHandle {
+            task: Some(task.fallible()),
+            abort,
+            id,
+        }
+    }
+
+    /// A handle whose task never ran (it was rejected): it resolves as cancelled.
+    pub(crate) fn rejected(abort: Arc<AbortState>, id: Id) -> Self {
+        JoinHandle { task: None, abort, id }
+    }
+
+    /// Cancels the task. A task that has not finished is dropped at its next turn on
+    /// its loop (or before its first poll), never mid-poll.
+    pub fn abort(&self) {
+        self.abort.abort();
+    }
+
+    /// True once the task has finished (completed, panicked or been cancelled).
+    pub fn is_finished(&self) -> bool {
+        self.task.as_ref().is_none_or(|t| t.is_finished())
+    }
+
+    /// A handle that can abort the task without owning the output.
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle {
+            abort: self.abort.clone(),
+            id: self.id,
+        }
+    }
+
+    /// The task's id.
+    pub fn id(&self) -> Id {
+        self.id
+    }
+}
+
+impl<T> Unpin for JoinHandle<T> {}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let id = self.id;
+        let Some(task) = self.task.as_mut() else {
+            return Poll::Ready(Err(JoinError::cancelled(id)));
+        };
+        match Pin::new(task).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(out)) => Poll::Ready(out),
+            // The runnable was dropped unrun: the loop shut down.
+            Poll::Ready(None) => Poll::Ready(Err(JoinError::cancelled(id))),
+        }
+    }
+}
+
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.detach();
+        }
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("id", &self.id)
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
+/// Aborts a task without owning its output (tokio's `AbortHandle`).
+#[derive(Clone)]
+pub struct AbortHandle {
+    abort: Arc<AbortState>,
+    id: Id,
+}
+
+impl AbortHandle {
+    /// Cancels the task; see [`JoinHandle::abort`].
+    pub fn abort(&self) {
+        self.abort.abort();
+    }
+
+    /// True once `abort` was called on this task (by any handle).
+    pub fn is_aborted(&self) -> bool {
+        self.abort.aborted.load(Acquire)
+    }
+
+    /// The task's id.
+    pub fn id(&self) -> Id {
+        self.id
+    }
+}
+
+impl fmt::Debug for AbortHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortHandle").field("id", &self.id).finish()
+    }
+}

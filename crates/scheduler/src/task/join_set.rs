@@ -1,0 +1,286 @@
+//! `JoinSet`: a collection of tasks, joined in the order they finish.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+
+use super::join::{AbortHandle, Id, JoinError, JoinHandle, new_abort};
+use super::spawn::spawn_with;
+use crate::runtime::Handle;
+
+/// Completed task ids, pushed by the tasks themselves as they finish.
+#[derive(Default)]
+struct Finished {
+    ids: VecDeque<Id>,
+    waker: Option<Waker>,
+}
+
+type FinishedRef = Arc<Mutex<Finished>>;
+
+fn notify(finished: &FinishedRef, id: Id) {
+    let waker = {
+        let mut f = finished.lock().unwrap_or_else(|e| e.into_inner());
+        f.ids.push_back(id);
+        f.waker.take()
+    };
+    if let Some(w) = waker {
+        w.wake();
+    }
+}
+
+/// Tells the set when its task is done, however it ends (output, panic, abort,
+/// shutdown): the future is dropped in every case.
+struct OnDone {
+    finished: FinishedRef,
+    id: Id,
+}
+
+impl Drop for OnDone {
+    fn drop(&mut self) {
+        notify(&self.finished, self.id);
+    }
+}
+
+/// A set of tasks of one output type, joined as they finish (tokio's `JoinSet`).
+///
+/// Joining costs O(1) per finished task: each task reports its own completion, so the
+/// set never polls tasks that are still running. Dropping the set aborts every task.
+///
+/// ```
+/// use netloop_scheduler::{runtime::Runtime, task::JoinSet};
+///
+/// let rt = Runtime::new()?;
+/// let sum = rt.block_on(async {
+///     let mut set = JoinSet::new();
+///     for i in 0..10u64 {
+///         set.spawn(async move { i * i });
+///     }
+///     let mut sum = 0;
+///     while let Some(res) = set.join_next().await {
+///         sum += res.unwrap();
+///     }
+///     sum
+/// });
+/// assert_eq!(sum, 285);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct JoinSet<T> {
+    tasks: HashMap<Id, JoinHandle<T>>,
+    finished: FinishedRef,
+    /// Reported finished, but their output was not yet visible when last polled.
+    landing: VecDeque<Id>,
+}
+
+impl<T> Default for JoinSet<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> fmt::Debug for JoinSet<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinSet").field("len", &self.tasks.len()).finish()
+    }
+}
+
+impl<T> JoinSet<T> {
+    /// An empty set.
+    pub fn new() -> Self {
+        JoinSet {
+            tasks: HashMap::new(),
+            finished: FinishedRef::default(),
+            landing: VecDeque::new(),
+        }
+    }
+
+    /// Number of tasks not yet joined.
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// True if no task is left to join.
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    fn insert(&mut self, handle: JoinHandle<T>) -> AbortHandle {
+        let abort = handle.abort_handle();
+        self.tasks.insert(handle.id(), handle);
+        abort
+    }
+
+    /// Aborts every task; they are still joined (as cancelled) by `join_next`.
+    pub fn abort_all(&mut self) {
+        self.tasks.values().for_each(JoinHandle::abort);
+    }
+
+    /// Forgets every task, letting them run on.
+    pub fn detach_all(&mut self) {
+        self.tasks.clear();
+        self.landing.clear();
+    }
+
+    /// Waits for the next task to finish; `None` once the set is empty.
+    pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
+        std::future::poll_fn(|cx| self.poll_join_next(cx)).await
+    }
+
+    /// The next finished task's result, without waiting.
+    pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        match self.poll_join_next(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(r) => r,
+            Poll::Pending => None,
+        }
+    }
+
+    /// Polls for the next finished task.
+    pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        if self.tasks.is_empty() {
+            return Poll::Ready(None);
+        }
+        {
+            let mut f = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+            self.landing.extend(f.ids.drain(..));
+            match &f.waker {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => f.waker = Some(cx.waker().clone()),
+            }
+        }
+        for _ in 0..self.landing.len() {
+            let Some(id) = self.landing.pop_front() else { break };
+            let Some(handle) = self.tasks.get_mut(&id) else {
+                continue;
+            };
+            match Pin::new(handle).poll(cx) {
+                Poll::Ready(out) => {
+                    self.tasks.remove(&id);
+                    return Poll::Ready(Some(out));
+                }
+                // Its future is gone but the output is not stored yet: the handle's
+                // own wake (registered just now) brings us back.
+                Poll::Pending => self.landing.push_back(id),
+            }
+        }
+        Poll::Pending
+    }
+
+    /// Aborts every task and waits until all have finished.
+    pub async fn shutdown(&mut self) {
+        self.abort_all();
+        while self.join_next().await.is_some() {}
+    }
+
+    /// Waits for every task and returns their outputs in completion order. Panics if a
+    /// task failed (after aborting the rest), as tokio's does.
+    pub async fn join_all(mut self) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.len());
+        while let Some(res) = self.join_next().await {
+            match res {
+                Ok(v) => out.push(v),
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        out
+    }
+}
+
+impl<T: Send + 'static> JoinSet<T> {
+    /// Spawns a task into the set, with [`spawn`](super::spawn)'s placement rules.
+    #[track_caller]
+    pub fn spawn<F>(&mut self, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        let event_loop = match netloop_reactor::EventLoopHandle::current() {
+            Some(current) => current,
+            None => Handle::current().loop_for_spawn(),
+        };
+        self.spawn_on_loop(event_loop, future)
+    }
+
+    /// Spawns a task into the set on `handle`'s runtime.
+    pub fn spawn_on<F>(&mut self, future: F, handle: &Handle) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        self.spawn_on_loop(handle.loop_for_spawn(), future)
+    }
+
+    fn spawn_on_loop<F>(&mut self, event_loop: netloop_reactor::EventLoopHandle, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        let (abort, id) = new_abort();
+        let done = OnDone {
+            finished: self.finished.clone(),
+            id,
+        };
+        let handle = spawn_with(
+            event_loop,
+            async move {
+                let _done = done;
+                future.await
+            },
+            abort,
+            id,
+        );
+        self.insert(handle)
+    }
+
+    /// Runs a blocking closure on the blocking pool as a member of the set.
+    #[track_caller]
+    pub fn spawn_blocking<F>(&mut self, f: F) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+    {
+        let finished = self.finished.clone();
+        let handle = Handle::current().inner.blocking.spawn_with_id(move |id| {
+            let _done = OnDone { finished, id };
+            f()
+        });
+        self.insert(handle)
+    }
+}
+
+impl<T: 'static> JoinSet<T> {
+    /// Spawns a `!Send` task into the set on the current loop (or `LocalSet`).
+    #[track_caller]
+    pub fn spawn_local<F>(&mut self, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
+        let finished = self.finished.clone();
+        let handle = super::spawn::spawn_local_with_id(move |id| {
+            let done = OnDone { finished, id };
+            async move {
+                let _done = done;
+                future.await
+            }
+        });
+        self.insert(handle)
+    }
+}
+
+impl<T> Drop for JoinSet<T> {
+    fn drop(&mut self) {
+        self.abort_all();
+    }
+}
+
+impl<T, F> std::iter::FromIterator<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> Self {
+        let mut set = JoinSet::new();
+        for f in iter {
+            set.spawn(f);
+        }
+        set
+    }
+}

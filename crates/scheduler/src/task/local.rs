@@ -1,0 +1,232 @@
+//! `LocalSet`: tokio's set of `!Send` tasks, for code written against tokio.
+//!
+//! On a netloop event loop every task is already pinned to its thread and `!Send`
+//! futures are welcome, so `task::spawn_local` there needs no set. A `LocalSet` is still
+//! a real executor of its own: tasks given to [`LocalSet::spawn_local`] run whenever the
+//! set is driven (`run_until`, `block_on`, or awaiting the set), on the thread that
+//! drives it — which is what a multi-thread runtime's `block_on` thread needs.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::thread::{self, ThreadId};
+
+use async_task::Runnable;
+
+use super::join::{AbortState, Id, JoinHandle, guard_with, new_abort};
+use crate::runtime::Runtime;
+
+/// Tasks polled per turn of the set before it yields to its caller.
+const MAX_TASKS_PER_TURN: usize = 128;
+
+/// The part of a set that wakes can reach from any thread.
+struct Queue {
+    runnables: Mutex<VecDeque<Runnable>>,
+    waker: Mutex<Option<Waker>>,
+    owner: ThreadId,
+    dropped: std::sync::atomic::AtomicBool,
+}
+
+impl Queue {
+    fn schedule(&self, runnable: Runnable) {
+        if self.dropped.load(std::sync::atomic::Ordering::Acquire) {
+            if thread::current().id() == self.owner {
+                drop(runnable);
+            } else {
+                // A !Send task may only be dropped on its own thread; the set is gone,
+                // so the task can never run again. Leaking is the safe choice.
+                std::mem::forget(runnable);
+            }
+            return;
+        }
+        self.runnables
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(runnable);
+        if let Some(w) = self.waker.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            w.wake();
+        }
+    }
+}
+
+struct Shared {
+    queue: Arc<Queue>,
+    live: Rc<Cell<usize>>,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Rc<Shared>>> = const { RefCell::new(None) };
+}
+
+/// A set of `!Send` tasks that run on the thread that drives the set.
+pub struct LocalSet {
+    shared: Rc<Shared>,
+}
+
+impl fmt::Debug for LocalSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalSet")
+            .field("live_tasks", &self.shared.live.get())
+            .finish()
+    }
+}
+
+impl Default for LocalSet {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Counts a set's live tasks down when the task's future is dropped.
+struct Live(Rc<Cell<usize>>);
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() - 1);
+    }
+}
+
+fn spawn_into<F>(shared: &Rc<Shared>, future: F, abort: Arc<AbortState>, id: Id) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    shared.live.set(shared.live.get() + 1);
+    let live = Live(shared.live.clone());
+    let guarded = guard_with(
+        async move {
+            let _live = live;
+            future.await
+        },
+        abort.clone(),
+        id,
+    );
+    let queue = shared.queue.clone();
+    let (runnable, task) = async_task::spawn_local(guarded, move |r| queue.schedule(r));
+    runnable.schedule();
+    JoinHandle::new(task, abort, id)
+}
+
+/// Spawns into the set being driven on this thread, if any.
+pub(crate) fn spawn_in_current_set<F>(future: F, abort: Arc<AbortState>, id: Id) -> Option<JoinHandle<F::Output>>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    let shared = CURRENT.with(|c| c.borrow().clone())?;
+    Some(spawn_into(&shared, future, abort, id))
+}
+
+impl LocalSet {
+    /// An empty set, owned by this thread.
+    pub fn new() -> LocalSet {
+        LocalSet {
+            shared: Rc::new(Shared {
+                queue: Arc::new(Queue {
+                    runnables: Mutex::new(VecDeque::new()),
+                    waker: Mutex::new(None),
+                    owner: thread::current().id(),
+                    dropped: std::sync::atomic::AtomicBool::new(false),
+                }),
+                live: Rc::new(Cell::new(0)),
+            }),
+        }
+    }
+
+    /// Adds a `!Send` task to the set; it runs when the set is driven.
+    pub fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        let (abort, id) = new_abort();
+        spawn_into(&self.shared, future, abort, id)
+    }
+
+    /// Drives the set while `future` runs, and returns its output. Inside, off an
+    /// event loop, `task::spawn_local` adds to this set.
+    pub async fn run_until<F: Future>(&self, future: F) -> F::Output {
+        let mut future = std::pin::pin!(future);
+        std::future::poll_fn(|cx| {
+            let _enter = self.enter();
+            if let Poll::Ready(out) = future.as_mut().poll(cx) {
+                return Poll::Ready(out);
+            }
+            self.tick(cx);
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Runs `future` on `rt`, driving the set meanwhile.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, rt: &Runtime, future: F) -> F::Output {
+        rt.block_on(self.run_until(future))
+    }
+
+    fn enter(&self) -> impl Drop + '_ {
+        struct Reset(Option<Rc<Shared>>);
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                let prev = self.0.take();
+                let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+            }
+        }
+        Reset(CURRENT.with(|c| c.replace(Some(self.shared.clone()))))
+    }
+
+    /// Runs queued tasks; keeps `cx` registered for more.
+    fn tick(&self, cx: &mut Context<'_>) {
+        *self.shared.queue.waker.lock().unwrap_or_else(|e| e.into_inner()) = Some(cx.waker().clone());
+        for _ in 0..MAX_TASKS_PER_TURN {
+            let next = self
+                .shared
+                .queue
+                .runnables
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .pop_front();
+            match next {
+                Some(r) => {
+                    r.run();
+                }
+                None => return,
+            }
+        }
+        // More work left: come back after letting others run.
+        cx.waker().wake_by_ref();
+    }
+}
+
+/// Awaiting a set runs it until every task in it has finished.
+impl Future for LocalSet {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let _enter = self.enter();
+        self.tick(cx);
+        if self.shared.live.get() == 0 {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for LocalSet {
+    fn drop(&mut self) {
+        let _enter = self.enter();
+        self.shared
+            .queue
+            .dropped
+            .store(true, std::sync::atomic::Ordering::Release);
+        // Close every queued task here, on the owning thread.
+        let queued = std::mem::take(&mut *self.shared.queue.runnables.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(queued);
+    }
+}

@@ -1,0 +1,33 @@
+//! Tasks: futures pinned to event loops, with tokio's `task` API.
+
+pub(crate) mod join;
+mod join_set;
+mod local;
+pub(crate) mod spawn;
+
+pub use join::{AbortHandle, Id, JoinError, JoinHandle};
+pub use join_set::JoinSet;
+pub use local::LocalSet;
+pub use spawn::{spawn, spawn_local, spawn_pinned, yield_now};
+
+use std::future::Future;
+
+/// Runs a blocking closure on the runtime's blocking pool (tokio's
+/// `task::spawn_blocking`). Panics outside a runtime.
+#[track_caller]
+pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
+    crate::runtime::Handle::current().spawn_blocking(f)
+}
+
+/// Spawns `future` on a specific event loop, for life.
+pub fn spawn_on<F>(event_loop: &netloop_reactor::EventLoopHandle, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    spawn::spawn_on(event_loop.clone(), future)
+}

@@ -1,0 +1,139 @@
+//! Spawning futures onto loops.
+
+use std::future::Future;
+
+use netloop_reactor::{EventLoopHandle, SpawnLocalError};
+
+use std::sync::Arc;
+
+use super::join::{AbortState, Id, JoinHandle, guard_with, new_abort};
+use crate::runtime::Handle;
+
+/// Spawns `future` on `event_loop`, for life.
+pub(crate) fn spawn_on<F>(event_loop: EventLoopHandle, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (abort, id) = new_abort();
+    spawn_with(event_loop, future, abort, id)
+}
+
+/// `spawn_on` with handle parts made by the caller (who needs the id first).
+pub(crate) fn spawn_with<F>(
+    event_loop: EventLoopHandle,
+    future: F,
+    abort: Arc<AbortState>,
+    id: Id,
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let guarded = guard_with(future, abort.clone(), id);
+    match event_loop.spawn(guarded) {
+        Ok(task) => JoinHandle::new(task, abort, id),
+        Err(_) => JoinHandle::rejected(abort, id),
+    }
+}
+
+/// Spawns a `Send` future (tokio's `task::spawn`).
+///
+/// Called on an event loop, the task stays on that loop for life; called elsewhere in a
+/// runtime's context, it goes to the runtime's next loop. Panics outside a runtime.
+/// After shutdown the returned handle resolves to a cancelled [`JoinError`](super::JoinError).
+#[track_caller]
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match EventLoopHandle::current() {
+        Some(current) => spawn_on(current, future),
+        None => Handle::current().spawn(future),
+    }
+}
+
+/// Spawns a `!Send` future on the current event loop (tokio's `task::spawn_local`).
+///
+/// Every netloop loop runs `!Send` futures: no `LocalSet` is needed on a loop thread.
+/// Inside [`LocalSet::run_until`](super::LocalSet::run_until) off a loop, the task
+/// joins that set. Panics anywhere else.
+#[track_caller]
+pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    spawn_local_with_id(move |_| future)
+}
+
+/// `spawn_local` for a future that needs its own task id.
+#[track_caller]
+pub(crate) fn spawn_local_with_id<M, F>(make: M) -> JoinHandle<F::Output>
+where
+    M: FnOnce(Id) -> F,
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    let (abort, id) = new_abort();
+    let future = make(id);
+    if let Some(current) = EventLoopHandle::current() {
+        return match current.spawn_local(guard_with(future, abort.clone(), id)) {
+            Ok(task) => JoinHandle::new(task, abort, id),
+            Err(SpawnLocalError::Shutdown) => JoinHandle::rejected(abort, id),
+            Err(e) => panic!("{e}"),
+        };
+    }
+    match super::local::spawn_in_current_set(future, abort, id) {
+        Some(handle) => handle,
+        None => panic!(
+            "`spawn_local` called from outside of a netloop event loop or a `task::LocalSet`; \
+             use `spawn`, or `spawn_pinned` to build a !Send future on a loop"
+        ),
+    }
+}
+
+/// Builds a `!Send` future on one of the runtime's loops and runs it there for life.
+/// `make` is `Send`; the future it returns need not be. One hop: no channel, no
+/// intermediate task.
+#[track_caller]
+pub fn spawn_pinned<M, Fut>(make: M) -> JoinHandle<Fut::Output>
+where
+    M: FnOnce() -> Fut + Send + 'static,
+    Fut: Future + 'static,
+    Fut::Output: Send + 'static,
+{
+    let event_loop = Handle::current().inner.group.next().clone();
+    spawn_pinned_on(&event_loop, make)
+}
+
+pub(crate) fn spawn_pinned_on<M, Fut>(event_loop: &EventLoopHandle, make: M) -> JoinHandle<Fut::Output>
+where
+    M: FnOnce() -> Fut + Send + 'static,
+    Fut: Future + 'static,
+    Fut::Output: Send + 'static,
+{
+    let (abort, id) = super::join::new_abort();
+    let abort2 = abort.clone();
+    match event_loop.spawn_pinned(move || super::join::guard_with(make(), abort2, id)) {
+        Ok(task) => JoinHandle::new(task, abort, id),
+        Err(_) => JoinHandle::rejected(abort, id),
+    }
+}
+
+/// Yields to the loop once: the task goes to the back of its loop's run queue, so
+/// everything already queued runs first (tokio's `task::yield_now`).
+pub async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            std::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await
+}

@@ -1,0 +1,122 @@
+//! `Instant`, as tokio's `time::Instant`: a wrapper of `std::time::Instant`.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub, SubAssign};
+use std::time::Duration;
+
+/// A measurement of a monotonically nondecreasing clock (tokio's `time::Instant`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Instant {
+    std: std::time::Instant,
+}
+
+impl Instant {
+    /// Now.
+    pub fn now() -> Instant {
+        Instant {
+            std: std::time::Instant::now(),
+        }
+    }
+
+    /// Converts from `std::time::Instant`.
+    pub fn from_std(std: std::time::Instant) -> Instant {
+        Instant { std }
+    }
+
+    /// Converts to `std::time::Instant`.
+    pub fn into_std(self) -> std::time::Instant {
+        self.std
+    }
+
+    /// Time from `earlier` to `self`; zero if `earlier` is later.
+    pub fn duration_since(&self, earlier: Instant) -> Duration {
+        self.std.saturating_duration_since(earlier.std)
+    }
+
+    /// Time from `earlier` to `self`, or `None` if `earlier` is later.
+    pub fn checked_duration_since(&self, earlier: Instant) -> Option<Duration> {
+        self.std.checked_duration_since(earlier.std)
+    }
+
+    /// Time from `earlier` to `self`; zero if `earlier` is later.
+    pub fn saturating_duration_since(&self, earlier: Instant) -> Duration {
+        self.std.saturating_duration_since(earlier.std)
+    }
+
+    /// Time since `self`.
+    pub fn elapsed(&self) -> Duration {
+        Instant::now().saturating_duration_since(*self)
+    }
+
+    /// `self + duration`, or `None` on overflow.
+    pub fn checked_add(&self, duration: Duration) -> Option<Instant> {
+        self.std.checked_add(duration).map(Instant::from_std)
+    }
+
+    /// `self - duration`, or `None` on underflow.
+    pub fn checked_sub(&self, duration: Duration) -> Option<Instant> {
+        self.std.checked_sub(duration).map(Instant::from_std)
+    }
+
+    /// `self + duration`, clamped to about 30 years ahead instead of overflowing
+    /// (tokio's behaviour for "far future" deadlines).
+    pub(crate) fn far_add(&self, duration: Duration) -> Instant {
+        self.checked_add(duration)
+            .unwrap_or_else(|| Instant::far_future_of(*self))
+    }
+
+    pub(crate) fn far_future_of(base: Instant) -> Instant {
+        base + Duration::from_secs(86_400 * 365 * 30)
+    }
+}
+
+impl From<std::time::Instant> for Instant {
+    fn from(std: std::time::Instant) -> Instant {
+        Instant::from_std(std)
+    }
+}
+
+impl From<Instant> for std::time::Instant {
+    fn from(i: Instant) -> std::time::Instant {
+        i.into_std()
+    }
+}
+
+impl Add<Duration> for Instant {
+    type Output = Instant;
+    fn add(self, rhs: Duration) -> Instant {
+        Instant::from_std(self.std + rhs)
+    }
+}
+
+impl AddAssign<Duration> for Instant {
+    fn add_assign(&mut self, rhs: Duration) {
+        *self = *self + rhs;
+    }
+}
+
+impl Sub for Instant {
+    type Output = Duration;
+    fn sub(self, rhs: Instant) -> Duration {
+        self.std.saturating_duration_since(rhs.std)
+    }
+}
+
+impl Sub<Duration> for Instant {
+    type Output = Instant;
+    fn sub(self, rhs: Duration) -> Instant {
+        Instant::from_std(self.std - rhs)
+    }
+}
+
+impl SubAssign<Duration> for Instant {
+    fn sub_assign(&mut self, rhs: Duration) {
+        *self = *self - rhs;
+    }
+}
+
+impl fmt::Debug for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.std.fmt(f)
+    }
+}

@@ -1,0 +1,20 @@
+//! Time, with tokio's `time` API, on each loop's scheduled-task heap.
+//!
+//! A timer is an entry in the heap of the event loop that created it; the loop wakes
+//! it straight from the heap when it is due (no closure, no extra task). Timers never
+//! fire early: the loop rounds its poll timeout up and re-checks the clock.
+
+mod instant;
+mod interval;
+mod sleep;
+mod timeout;
+
+pub use instant::Instant;
+pub use interval::{Interval, MissedTickBehavior, interval, interval_at};
+pub use sleep::{Sleep, sleep, sleep_until};
+pub use timeout::{Timeout, timeout, timeout_at};
+
+/// Time errors.
+pub mod error {
+    pub use super::timeout::Elapsed;
+}

@@ -1,0 +1,186 @@
+//! `Sleep`: a timer on an event loop's scheduled-task heap.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Acquire;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use netloop_reactor::{EventLoopHandle, ScheduledHandle};
+
+use super::Instant;
+use crate::runtime::{Handle, NO_RUNTIME};
+
+/// What the loop's heap holds for one registered timer: firing it records the fact
+/// and wakes whichever task polled the `Sleep` last (it may have moved).
+struct Fire {
+    fired: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Wake for Fire {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.fired.store(true, std::sync::atomic::Ordering::Release);
+        if let Some(w) = self.waker.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            w.wake();
+        }
+    }
+}
+
+struct Registered {
+    fire: Arc<Fire>,
+    entry: ScheduledHandle,
+}
+
+/// Waits until a deadline (tokio's `time::Sleep`). Created by [`sleep`] and
+/// [`sleep_until`].
+///
+/// The timer lives on the event loop that was current where the `Sleep` was created
+/// (or the runtime's next loop, off a loop), and is registered lazily, at the first
+/// poll. It may be polled anywhere, even on another loop: the wake crosses threads.
+/// It never fires early. Dropping it cancels the timer (O(log n) on its own loop).
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Sleep {
+    deadline: Instant,
+    event_loop: EventLoopHandle,
+    registered: Option<Registered>,
+    elapsed: bool,
+}
+
+impl fmt::Debug for Sleep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sleep").field("deadline", &self.deadline).finish()
+    }
+}
+
+/// The loop a new timer belongs to.
+#[track_caller]
+fn timer_loop() -> EventLoopHandle {
+    if let Some(current) = EventLoopHandle::current() {
+        return current;
+    }
+    match Handle::try_current() {
+        Ok(h) => h.inner.group.next().clone(),
+        Err(_) => panic!("{NO_RUNTIME}"),
+    }
+}
+
+/// Waits until `duration` has elapsed. Panics outside a runtime, as tokio's does.
+///
+/// ```
+/// use std::time::Duration;
+/// # let rt = netloop_scheduler::runtime::Runtime::new()?;
+/// # rt.block_on(async {
+/// netloop_scheduler::time::sleep(Duration::from_millis(10)).await;
+/// # });
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[track_caller]
+pub fn sleep(duration: Duration) -> Sleep {
+    let now = Instant::now();
+    sleep_until(now.far_add(duration))
+}
+
+/// Waits until `deadline`.
+#[track_caller]
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep {
+        deadline,
+        event_loop: timer_loop(),
+        registered: None,
+        elapsed: false,
+    }
+}
+
+impl Sleep {
+    /// The instant at which this sleep completes.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// True once the deadline has passed and the sleep has completed.
+    pub fn is_elapsed(&self) -> bool {
+        self.elapsed || Instant::now() >= self.deadline
+    }
+
+    /// Moves the deadline, making the sleep pending again if it had completed.
+    pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
+        let this = self.get_mut();
+        this.cancel();
+        this.deadline = deadline;
+        this.elapsed = false;
+    }
+
+    fn cancel(&mut self) {
+        if let Some(r) = self.registered.take() {
+            r.entry.cancel();
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        if this.elapsed {
+            return Poll::Ready(());
+        }
+        let coop = std::task::ready!(netloop_reactor::coop::poll_proceed(cx));
+        let fired = this.registered.as_ref().is_some_and(|r| r.fire.fired.load(Acquire));
+        if fired || Instant::now() >= this.deadline {
+            this.registered = None;
+            this.elapsed = true;
+            coop.made_progress();
+            return Poll::Ready(());
+        }
+        match &this.registered {
+            Some(r) => {
+                let mut slot = r.fire.waker.lock().unwrap_or_else(|e| e.into_inner());
+                match &*slot {
+                    Some(w) if w.will_wake(cx.waker()) => {}
+                    _ => *slot = Some(cx.waker().clone()),
+                }
+                drop(slot);
+                // It may have fired between the check above and storing the waker.
+                if r.fire.fired.load(Acquire) {
+                    this.registered = None;
+                    this.elapsed = true;
+                    coop.made_progress();
+                    return Poll::Ready(());
+                }
+            }
+            None => {
+                let fire = Arc::new(Fire {
+                    fired: AtomicBool::new(false),
+                    waker: Mutex::new(Some(cx.waker().clone())),
+                });
+                match this
+                    .event_loop
+                    .schedule_wake(this.deadline.into_std(), Waker::from(fire.clone()))
+                {
+                    Ok(entry) => this.registered = Some(Registered { fire, entry }),
+                    // The loop has shut down: no timer can fire. Like tokio after its
+                    // runtime shut down, the sleep never completes.
+                    Err(_) => {
+                        tracing::debug!(target: "netloop::time", "timer on a shut-down event loop never fires")
+                    }
+                }
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
