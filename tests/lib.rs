@@ -1,0 +1,1 @@
+//! Integration tests of netloop live beside this file; this library is empty.
