@@ -269,20 +269,39 @@ impl Driver {
         // 1. Select strategy.
         let before = clock::now();
         self.counters.busy_nanos += before.saturating_sub(self.busy_since);
-        let mut blocked_until = None;
+        // Some(timeout) when this iteration blocked in select.
+        let mut blocked_for = None;
         let polled = if self.has_tasks(core, extra_ready) {
             Some(self.selector.select(Some(Duration::ZERO)))
         } else {
-            let mut deadline = core.local.scheduled.borrow().peek_deadline().unwrap_or(NONE);
-            for cap in [self.shutdown_wait_until, limit].into_iter().flatten() {
-                deadline = deadline.min(cap);
-            }
-            shared.next_wakeup.publish(deadline);
+            // Timer deadlines are on the loop's (possibly paused) clock; shutdown and
+            // `run_once` caps on the real one: combine them as durations.
+            let timer_now = shared.clock.now();
+            let next_timer = core.local.scheduled.borrow().peek_deadline();
+            let caps = [self.shutdown_wait_until, limit]
+                .into_iter()
+                .flatten()
+                .map(|cap| clock::until(before, cap));
+            let timeout = next_timer
+                .map(|d| clock::until(timer_now, d))
+                .into_iter()
+                .chain(caps)
+                .min();
+            shared
+                .next_wakeup
+                .publish(timeout.map_or(NONE, |t| clock::after(timer_now, t)));
             let polled = if self.has_tasks(core, extra_ready) {
                 None
+            } else if shared.clock.is_paused() && next_timer.is_some() {
+                // Paused time: look at I/O without waiting; if nothing happened, jump
+                // to the next timer (tokio's auto-advance).
+                let polled = self.selector.select(Some(Duration::ZERO));
+                if self.selector.events.is_empty() && !self.has_tasks(core, extra_ready) {
+                    shared.clock.advance_to(next_timer.unwrap_or(NONE));
+                }
+                Some(polled)
             } else {
-                blocked_until = Some(deadline);
-                let timeout = (deadline != NONE).then(|| clock::until(before, deadline));
+                blocked_for = timeout;
                 Some(self.selector.select(timeout))
             };
             shared.next_wakeup.set_awake();
@@ -318,12 +337,11 @@ impl Driver {
         // 4. Tail tasks.
         self.run_tail_tasks(core);
 
-        if let Some(deadline) = blocked_until
+        if let Some(timeout) = blocked_for
             && io_events == 0
             && wakeups == 0
             && ran == 0
-            && clock::now() < deadline
-            && limit.is_none_or(|l| clock::now() < l)
+            && clock::until(before, clock::now()) < timeout
         {
             self.counters.premature_wakeups += 1;
         }
@@ -407,8 +425,8 @@ impl Driver {
     /// Returns how many tasks ran.
     fn run_all_tasks(&mut self, core: &Core, budget: Option<u64>) -> u64 {
         self.fetch_from_inbox(core);
+        self.fetch_from_scheduled(core, core.shared.clock.now());
         let start = clock::now();
-        self.fetch_from_scheduled(core, start);
         let deadline = budget.map(|b| if b == 0 { 0 } else { start.saturating_add(b) });
         let mut limit = match budget {
             None => core.local.run_queue.borrow().len(),
@@ -481,7 +499,7 @@ impl Driver {
                     task.state.try_cancel();
                     return;
                 }
-                task.deadline = clock::now().saturating_add(delay).min(clock::MAX_DEADLINE);
+                task.deadline = core.shared.clock.now().saturating_add(delay).min(clock::MAX_DEADLINE);
                 task.job = Job::FixedDelay { delay, f };
                 core.local.scheduled.borrow_mut().push(task);
             }

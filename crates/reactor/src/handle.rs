@@ -132,7 +132,7 @@ impl EventLoopHandle {
     where
         F: FnOnce() + Send + 'static,
     {
-        self.submit_scheduled(clock::after(clock::now(), delay), Job::Once(Box::new(f)))
+        self.submit_scheduled(clock::after(self.shared.clock.now(), delay), Job::Once(Box::new(f)))
     }
 
     /// Runs `f` once at `deadline` (at once if it has passed).
@@ -162,7 +162,7 @@ impl EventLoopHandle {
             period: clock::nanos(period),
             f: Box::new(f),
         };
-        Ok(self.submit_scheduled(clock::after(clock::now(), initial_delay), job)?)
+        Ok(self.submit_scheduled(clock::after(self.shared.clock.now(), initial_delay), job)?)
     }
 
     /// Runs `f` first after `initial_delay`, then `delay` after each run finishes.
@@ -183,7 +183,7 @@ impl EventLoopHandle {
             delay: clock::nanos(delay),
             f: Box::new(f),
         };
-        Ok(self.submit_scheduled(clock::after(clock::now(), initial_delay), job)?)
+        Ok(self.submit_scheduled(clock::after(self.shared.clock.now(), initial_delay), job)?)
     }
 
     /// Wakes `waker` at `deadline`: the primitive under timers such as `sleep`.
@@ -322,6 +322,20 @@ impl EventLoopHandle {
         F: Fn() + Send + Sync + 'static,
     {
         self.shared.set_starter(Box::new(start))
+    }
+
+    /// Now on the timer clock of the loop this thread drives, if that clock has been
+    /// paused or shifted (tests); `None` on a plain thread or an untouched clock.
+    pub fn current_timer_now() -> Option<Instant> {
+        context::with_core(|core| {
+            core.filter(|c| !c.shared.clock.is_real())
+                .map(|c| c.shared.clock.now_instant())
+        })
+    }
+
+    /// The clock this loop's timers run on (pausable, for tests).
+    pub fn clock(&self) -> &crate::Clock {
+        &self.shared.clock
     }
 
     /// A snapshot of the loop's metrics (spec section 8).

@@ -91,6 +91,7 @@ mod termination;
 mod wakeup;
 
 pub use async_task::{FallibleTask, Task};
+pub use clock::{Clock, ClockError};
 pub use config::{
     BuildError, DEFAULT_EVENTS_CAPACITY, DEFAULT_IO_RATIO, DEFAULT_QUIET_PERIOD, DEFAULT_SHUTDOWN_TIMEOUT,
     EventLoopBuilder,

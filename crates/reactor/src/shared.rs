@@ -96,6 +96,8 @@ pub(crate) struct Shared {
     pub(crate) shutdown_hooks: Mutex<Vec<Box<dyn FnOnce() + Send + 'static>>>,
     starter: OnceLock<Box<dyn Fn() + Send + Sync + 'static>>,
     start_requested: AtomicBool,
+    /// The clock the loop's timers run on.
+    pub(crate) clock: crate::clock::Clock,
     pub(crate) producers: ProducerCounters,
     pub(crate) published: Published,
 }
@@ -123,6 +125,7 @@ impl Shared {
             shutdown_hooks: Mutex::new(Vec::new()),
             starter: OnceLock::new(),
             start_requested: AtomicBool::new(false),
+            clock: crate::clock::Clock::default(),
             producers: ProducerCounters::default(),
             published: Published::default(),
         }

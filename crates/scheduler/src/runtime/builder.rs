@@ -40,6 +40,7 @@ pub struct Builder {
     thread_keep_alive: Duration,
     event_interval: u32,
     eager_start: bool,
+    start_paused: bool,
     event_loop: EventLoopBuilder,
     enable_io: bool,
     enable_time: bool,
@@ -72,6 +73,7 @@ impl Builder {
             thread_keep_alive: Duration::from_secs(10),
             event_interval: 61,
             eager_start: false,
+            start_paused: false,
             event_loop: EventLoopBuilder::new(),
             enable_io: false,
             enable_time: false,
@@ -203,6 +205,14 @@ impl Builder {
         self
     }
 
+    /// Starts the runtime with time paused (current-thread only; `test-util`): timers
+    /// complete as soon as the loop has nothing else to do.
+    #[cfg(feature = "test-util")]
+    pub fn start_paused(&mut self, start_paused: bool) -> &mut Self {
+        self.start_paused = start_paused;
+        self
+    }
+
     fn worker_count(&self) -> io::Result<usize> {
         let invalid = |msg: String| io::Error::new(io::ErrorKind::InvalidInput, msg);
         if self.flavor == RuntimeFlavor::CurrentThread {
@@ -237,6 +247,9 @@ impl Builder {
             return Err(invalid("event_interval must be at least 1"));
         }
         self.event_loop.validate().map_err(io::Error::from)?;
+        if self.start_paused && self.flavor != RuntimeFlavor::CurrentThread {
+            return Err(invalid("start_paused requires the current_thread runtime"));
+        }
         let workers = self.worker_count()?;
         let group_no = next_group_number();
 
@@ -274,6 +287,11 @@ impl Builder {
         let shutdown_timeout = self.event_loop.configured_shutdown_timeout();
         let rt = Runtime::from_parts(group, blocking, self.flavor, shutdown_timeout);
         let _ = weak.set(Arc::downgrade(&rt.handle().inner));
+        if self.start_paused {
+            for l in rt.handle().inner.group.iter() {
+                let _ = l.clock().pause();
+            }
+        }
         if self.eager_start && lazy {
             rt.handle().inner.group.start_all();
         }

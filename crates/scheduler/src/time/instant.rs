@@ -11,8 +11,13 @@ pub struct Instant {
 }
 
 impl Instant {
-    /// Now.
+    /// Now. With the `test-util` feature, on a loop whose clock is paused, the paused
+    /// time.
     pub fn now() -> Instant {
+        #[cfg(feature = "test-util")]
+        if let Some(std) = netloop_reactor::EventLoopHandle::current_timer_now() {
+            return Instant { std };
+        }
         Instant {
             std: std::time::Instant::now(),
         }

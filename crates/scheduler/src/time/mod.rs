@@ -14,6 +14,11 @@ pub use interval::{Interval, MissedTickBehavior, interval, interval_at};
 pub use sleep::{Sleep, sleep, sleep_until};
 pub use timeout::{Timeout, timeout, timeout_at};
 
+#[cfg(feature = "test-util")]
+mod pause;
+#[cfg(feature = "test-util")]
+pub use pause::{advance, pause, resume};
+
 /// Time errors.
 pub mod error {
     pub use super::timeout::Elapsed;

@@ -1,0 +1,86 @@
+//! tokio's `test-util` paused clock: `start_paused`, `pause`, `advance`, `resume`.
+
+use std::time::Duration;
+
+use netloop::runtime::Builder;
+use netloop::time::{self, Instant};
+
+fn paused_runtime() -> netloop::runtime::Runtime {
+    let mut b = Builder::new_current_thread();
+    b.enable_all().start_paused(true);
+    b.build().unwrap()
+}
+
+#[test]
+fn an_hour_long_sleep_completes_at_once_when_paused() {
+    let rt = paused_runtime();
+    let real = std::time::Instant::now();
+    rt.block_on(async {
+        let start = Instant::now();
+        time::sleep(Duration::from_secs(3600)).await;
+        assert!(
+            start.elapsed() >= Duration::from_secs(3600),
+            "virtual time moved by the full hour"
+        );
+    });
+    assert!(real.elapsed() < Duration::from_secs(5), "but real time did not");
+}
+
+#[test]
+fn timeout_fires_in_virtual_time_and_order_is_kept() {
+    let rt = paused_runtime();
+    rt.block_on(async {
+        let (tx, mut rx) = futures::channel::mpsc::unbounded();
+        for ms in [300u64, 100, 200] {
+            let tx = tx.clone();
+            netloop::spawn(async move {
+                time::sleep(Duration::from_millis(ms)).await;
+                tx.unbounded_send(ms).unwrap();
+            });
+        }
+        drop(tx);
+        let mut order = vec![];
+        while let Some(v) = futures::StreamExt::next(&mut rx).await {
+            order.push(v);
+        }
+        assert_eq!(order, vec![100, 200, 300]);
+        let never = std::future::pending::<()>();
+        assert!(time::timeout(Duration::from_secs(30), never).await.is_err());
+    });
+}
+
+#[test]
+fn advance_fires_due_timers_before_returning() {
+    let rt = Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        time::pause();
+        let fired = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let f = fired.clone();
+        netloop::spawn(async move {
+            time::sleep(Duration::from_secs(10)).await;
+            f.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        netloop::task::yield_now().await; // let it register its timer
+        time::advance(Duration::from_secs(9)).await;
+        assert!(!fired.load(std::sync::atomic::Ordering::SeqCst));
+        time::advance(Duration::from_secs(1)).await;
+        netloop::task::yield_now().await;
+        assert!(fired.load(std::sync::atomic::Ordering::SeqCst));
+        let before = Instant::now();
+        time::resume();
+        assert!(Instant::now() >= before, "time continues from where it stood");
+    });
+}
+
+#[test]
+#[should_panic(expected = "current_thread")]
+fn pause_outside_a_current_thread_runtime_panics() {
+    let rt = Builder::new_multi_thread().worker_threads(1).build().unwrap();
+    rt.block_on(async { time::pause() });
+}
+
+#[test]
+fn start_paused_on_multi_thread_is_an_error() {
+    let err = Builder::new_multi_thread().start_paused(true).build().unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+}
