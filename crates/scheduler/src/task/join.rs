@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 
 /// An opaque id of a spawned task, unique among the tasks of a process.
@@ -126,15 +126,17 @@ impl From<JoinError> for std::io::Error {
 /// The abort flag shared by a task and its handles.
 pub(crate) struct AbortState {
     aborted: AtomicBool,
-    waker: Mutex<Option<Waker>>,
+    /// The task's own waker, recorded at its first poll. An async-task waker never
+    /// changes for a given task, so it is set once and read without a lock.
+    waker: OnceLock<Waker>,
 }
 
 impl AbortState {
     fn abort(&self) {
         if !self.aborted.swap(true, AcqRel)
-            && let Some(w) = self.waker.lock().unwrap_or_else(|e| e.into_inner()).take()
+            && let Some(w) = self.waker.get()
         {
-            w.wake();
+            w.wake_by_ref();
         }
     }
 }
@@ -158,11 +160,11 @@ impl<F: Future> Future for Guarded<F> {
         if this.abort.aborted.load(Acquire) {
             return Poll::Ready(Err(JoinError::cancelled(*this.id)));
         }
-        {
-            let mut slot = this.abort.waker.lock().unwrap_or_else(|e| e.into_inner());
-            match &*slot {
-                Some(w) if w.will_wake(cx.waker()) => {}
-                _ => *slot = Some(cx.waker().clone()),
+        if this.abort.waker.get().is_none() {
+            let _ = this.abort.waker.set(cx.waker().clone());
+            // An abort that raced the first poll found no waker: look again.
+            if this.abort.aborted.load(Acquire) {
+                return Poll::Ready(Err(JoinError::cancelled(*this.id)));
             }
         }
         let id = *this.id;
@@ -180,7 +182,7 @@ pub(crate) fn new_abort() -> (Arc<AbortState>, Id) {
     (
         Arc::new(AbortState {
             aborted: AtomicBool::new(false),
-            waker: Mutex::new(None),
+            waker: OnceLock::new(),
         }),
         Id::next(),
     )
