@@ -107,15 +107,30 @@ impl ScheduledTask {
 
 struct Entry {
     task: ScheduledTask,
-    /// Position of this entry's key in `heap`.
+    /// Position of this entry in `heap`.
     pos: usize,
+}
+
+/// A heap slot: the ordering key inline, so sifting compares without touching the
+/// (much larger, scattered) entries.
+#[derive(Clone, Copy)]
+struct Slot {
+    deadline: u64,
+    seq: u64,
+    key: usize,
+}
+
+impl Slot {
+    fn order(&self) -> (u64, u64) {
+        (self.deadline, self.seq)
+    }
 }
 
 /// The loop's scheduled-task queue.
 #[derive(Default)]
 pub(crate) struct ScheduledQueue {
     entries: Slab<Entry>,
-    heap: Vec<usize>,
+    heap: Vec<Slot>,
     next_seq: u64,
 }
 
@@ -139,22 +154,21 @@ impl ScheduledQueue {
             task.seq = self.next_seq;
         }
         let pos = self.heap.len();
-        let state = task.state.clone();
+        let (deadline, seq) = (task.deadline, task.seq);
         let key = self.entries.insert(Entry { task, pos });
-        state.key.store(key, Relaxed);
-        self.heap.push(key);
+        self.entries[key].task.state.key.store(key, Relaxed);
+        self.heap.push(Slot { deadline, seq, key });
         self.sift_up(pos);
     }
 
     /// The earliest deadline, if any.
     pub(crate) fn peek_deadline(&self) -> Option<u64> {
-        self.heap.first().map(|&k| self.entries[k].task.deadline)
+        self.heap.first().map(|s| s.deadline)
     }
 
     /// Removes and returns the earliest task if it is due at `now`.
     pub(crate) fn pop_due(&mut self, now: u64) -> Option<ScheduledTask> {
-        let &top = self.heap.first()?;
-        if self.entries[top].task.deadline > now {
+        if self.heap.first()?.deadline > now {
             return None;
         }
         Some(self.remove_at(0))
@@ -184,12 +198,12 @@ impl ScheduledQueue {
     fn remove_at(&mut self, pos: usize) -> ScheduledTask {
         let last = self.heap.len() - 1;
         self.swap(pos, last);
-        let key = self.heap.pop().expect("heap is not empty");
-        let entry = self.entries.remove(key);
+        let slot = self.heap.pop().expect("heap is not empty");
+        let entry = self.entries.remove(slot.key);
         entry.task.state.key.store(NOT_QUEUED, Relaxed);
         if pos < self.heap.len() {
-            // The element moved into `pos` may belong above or below it.
-            if pos > 0 && self.less(pos, (pos - 1) / 2) {
+            // The slot moved into `pos` may belong above or below it.
+            if pos > 0 && self.heap[pos].order() < self.heap[(pos - 1) / 2].order() {
                 self.sift_up(pos);
             } else {
                 self.sift_down(pos);
@@ -198,54 +212,66 @@ impl ScheduledQueue {
         entry.task
     }
 
-    fn less(&self, a: usize, b: usize) -> bool {
-        self.entries[self.heap[a]].task.key() < self.entries[self.heap[b]].task.key()
-    }
-
     fn swap(&mut self, a: usize, b: usize) {
         self.heap.swap(a, b);
-        let (ka, kb) = (self.heap[a], self.heap[b]);
-        self.entries[ka].pos = a;
-        self.entries[kb].pos = b;
+        self.entries[self.heap[a].key].pos = a;
+        self.entries[self.heap[b].key].pos = b;
     }
 
+    /// Moves the slot at `pos` up to its place, writing each moved slot once.
     fn sift_up(&mut self, mut pos: usize) {
+        let item = self.heap[pos];
         while pos > 0 {
             let parent = (pos - 1) / 2;
-            if !self.less(pos, parent) {
+            if item.order() >= self.heap[parent].order() {
                 break;
             }
-            self.swap(pos, parent);
+            self.heap[pos] = self.heap[parent];
+            self.entries[self.heap[pos].key].pos = pos;
             pos = parent;
         }
+        self.heap[pos] = item;
+        self.entries[item.key].pos = pos;
     }
 
+    /// Moves the slot at `pos` down to its place, writing each moved slot once.
     fn sift_down(&mut self, mut pos: usize) {
+        let item = self.heap[pos];
         let len = self.heap.len();
         loop {
-            let (l, r) = (2 * pos + 1, 2 * pos + 2);
-            let mut smallest = pos;
-            if l < len && self.less(l, smallest) {
-                smallest = l;
-            }
-            if r < len && self.less(r, smallest) {
-                smallest = r;
-            }
-            if smallest == pos {
+            let left = 2 * pos + 1;
+            if left >= len {
                 break;
             }
-            self.swap(pos, smallest);
-            pos = smallest;
+            let right = left + 1;
+            let child = if right < len && self.heap[right].order() < self.heap[left].order() {
+                right
+            } else {
+                left
+            };
+            if item.order() <= self.heap[child].order() {
+                break;
+            }
+            self.heap[pos] = self.heap[child];
+            self.entries[self.heap[pos].key].pos = pos;
+            pos = child;
         }
+        self.heap[pos] = item;
+        self.entries[item.key].pos = pos;
     }
 
     #[cfg(test)]
     fn check_invariants(&self) {
         assert_eq!(self.heap.len(), self.entries.len());
-        for (pos, &key) in self.heap.iter().enumerate() {
-            assert_eq!(self.entries[key].pos, pos);
+        for (pos, slot) in self.heap.iter().enumerate() {
+            let entry = &self.entries[slot.key];
+            assert_eq!(entry.pos, pos);
+            assert_eq!((entry.task.deadline, entry.task.seq), slot.order());
             if pos > 0 {
-                assert!(!self.less(pos, (pos - 1) / 2), "heap order broken at {pos}");
+                assert!(
+                    slot.order() >= self.heap[(pos - 1) / 2].order(),
+                    "heap order broken at {pos}"
+                );
             }
         }
     }
