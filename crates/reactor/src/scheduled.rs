@@ -99,10 +99,6 @@ impl ScheduledTask {
             state,
         }
     }
-
-    fn key(&self) -> (u64, u64) {
-        (self.deadline, self.seq)
-    }
 }
 
 struct Entry {
