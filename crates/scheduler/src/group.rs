@@ -43,6 +43,8 @@ struct Slot {
 
 struct Inner {
     slots: Vec<Slot>,
+    /// Loops start on first use (multi-thread); otherwise their owner drives them.
+    lazy: bool,
     next: AtomicUsize,
     threads: ThreadConfig,
 }
@@ -110,6 +112,7 @@ impl EventLoopGroup {
         }
         let inner = Arc::new(Inner {
             slots,
+            lazy,
             next: AtomicUsize::new(0),
             threads,
         });
@@ -183,9 +186,24 @@ impl EventLoopGroup {
 
     /// Asks every loop to shut down gracefully; see
     /// [`EventLoopHandle::shutdown_gracefully_with`].
+    ///
+    /// A loop whose thread never started was never sent a task (the first submission
+    /// starts it), so it is terminated right here instead of starting a thread only to
+    /// stop it.
     pub fn shutdown_gracefully(&self, quiet_period: Duration, timeout: Duration) -> Result<(), ConfigError> {
         for slot in &self.inner.slots {
-            drop(slot.handle.shutdown_gracefully_with(quiet_period, timeout)?);
+            let parked = slot.parked.lock().unwrap_or_else(|e| e.into_inner()).take();
+            match parked {
+                // Dropping an undriven loop shuts it down and terminates it.
+                Some(event_loop) if self.inner.lazy => drop(event_loop),
+                other => {
+                    if let Some(event_loop) = other {
+                        // Not lazily started (current-thread): keep it for its owner.
+                        *slot.parked.lock().unwrap_or_else(|e| e.into_inner()) = Some(event_loop);
+                    }
+                    drop(slot.handle.shutdown_gracefully_with(quiet_period, timeout)?);
+                }
+            }
         }
         Ok(())
     }
