@@ -407,8 +407,10 @@ impl Driver {
             let Some(task) = due else { break };
             match task.job {
                 Job::Wake(waker) => {
-                    task.state.set_done();
-                    waker.wake();
+                    if task.state.try_start() {
+                        task.state.set_done();
+                        waker.wake();
+                    }
                 }
                 job => {
                     core.local
@@ -478,12 +480,16 @@ impl Driver {
         }
         match task.job {
             Job::Once(f) => {
-                run_caught("scheduled task", f);
-                task.state.set_done();
+                if task.state.try_start() {
+                    run_caught("scheduled task", f);
+                    task.state.set_done();
+                }
             }
             Job::Wake(waker) => {
-                task.state.set_done();
-                waker.wake();
+                if task.state.try_start() {
+                    task.state.set_done();
+                    waker.wake();
+                }
             }
             Job::FixedRate { period, mut f } => {
                 if !run_caught("fixed-rate task", &mut f) {

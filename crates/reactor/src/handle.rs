@@ -389,8 +389,9 @@ impl std::fmt::Debug for ScheduledHandle {
 }
 
 impl ScheduledHandle {
-    /// Cancels the task if it has not run (for periodic tasks: stops further runs).
-    /// True if this call cancelled it. On the loop's thread the task leaves the heap at
+    /// Cancels the task if it has not started (for periodic tasks: stops further
+    /// runs). True if this call cancelled it; false if it already ran, is running (a
+    /// one-shot task cannot be cancelled once started), or was cancelled before. On the loop's thread the task leaves the heap at
     /// once (O(log n)); from another thread it is marked cancelled at once and removed
     /// at the loop's next iteration, without waking it.
     pub fn cancel(&self) -> bool {

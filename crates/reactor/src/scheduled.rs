@@ -40,6 +40,8 @@ pub(crate) enum Job {
 const PENDING: u8 = 0;
 const DONE: u8 = 1;
 const CANCELLED: u8 = 2;
+/// A one-shot task that has started: too late to cancel (Netty `setUncancellable`).
+const RUNNING: u8 = 3;
 const NOT_QUEUED: usize = usize::MAX;
 
 /// The part of a scheduled task that its handle shares with the loop.
@@ -65,8 +67,14 @@ impl ScheduledState {
             .is_ok()
     }
 
+    /// PENDING -> RUNNING. False if it was cancelled first.
+    pub(crate) fn try_start(&self) -> bool {
+        self.status.compare_exchange(PENDING, RUNNING, AcqRel, Acquire).is_ok()
+    }
+
+    /// PENDING or RUNNING -> DONE.
     pub(crate) fn set_done(&self) {
-        let _ = self.status.compare_exchange(PENDING, DONE, AcqRel, Acquire);
+        let _ = self.status.fetch_update(AcqRel, Acquire, |s| matches!(s, PENDING | RUNNING).then_some(DONE));
     }
 
     pub(crate) fn is_pending(&self) -> bool {
@@ -77,8 +85,9 @@ impl ScheduledState {
         self.status.load(Acquire) == CANCELLED
     }
 
+    /// Ran to completion, or was cancelled.
     pub(crate) fn is_done(&self) -> bool {
-        self.status.load(Acquire) != PENDING
+        matches!(self.status.load(Acquire), DONE | CANCELLED)
     }
 }
 

@@ -213,6 +213,24 @@ impl Shared {
         }
     }
 
+    /// The first schedule of a newly spawned task, never polled yet. If the loop shut
+    /// down meanwhile, the runnable is dropped right here: its future has never run
+    /// (for `spawn_pinned` it is still only the `Send` closure), so dropping it on this
+    /// thread is sound, and it resolves the task's handle as cancelled.
+    pub(crate) fn schedule_new(&self, runnable: Runnable) {
+        let runnable = match context::on_own_core(self, runnable, |core, r| core.local.push_wake(r)) {
+            Ok(()) => return,
+            Err(runnable) => runnable,
+        };
+        match self.inbox.push(Task::Runnable(runnable)) {
+            Ok(()) => {
+                self.wake(0);
+                self.ensure_started();
+            }
+            Err(task) => drop(task),
+        }
+    }
+
     /// async-task's schedule function: a woken future goes back to its loop.
     pub(crate) fn schedule_runnable(&self, runnable: Runnable) {
         let runnable = match context::on_own_core(self, runnable, |core, r| core.local.push_wake(r)) {
@@ -237,9 +255,9 @@ impl Shared {
             Some(list) => list.push(runnable),
             None => {
                 drop(orphans);
-                // Unreachable in practice: at termination every live task is closed,
-                // and async-task never schedules a closed task. Leaking is the only
-                // choice that cannot abort.
+                // Unreachable in practice: new tasks take `schedule_new`, and at
+                // termination every task that ever ran is closed, which async-task never
+                // schedules again. Leaking is the only choice that cannot abort.
                 tracing::error!(target: "netloop::reactor", loop_id = self.id, "a task was woken after its event loop terminated; leaking it");
                 std::mem::forget(runnable);
             }

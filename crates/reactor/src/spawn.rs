@@ -89,7 +89,7 @@ where
     let (runnable, task) = Builder::new()
         .propagate_panic(true)
         .spawn(move |_| tracked, schedule_fn(shared.clone()));
-    runnable.schedule();
+    shared.schedule_new(runnable);
     Ok(task)
 }
 
@@ -178,6 +178,6 @@ where
             .propagate_panic(true)
             .spawn_unchecked(move |_| tracked, schedule_fn(shared.clone()))
     };
-    runnable.schedule();
+    shared.schedule_new(runnable);
     Ok(task)
 }
