@@ -14,6 +14,10 @@ use crate::task::join::{Id, JoinHandle, guard_with, new_abort};
 struct State {
     queue: VecDeque<Runnable>,
     idle: usize,
+    /// Wake-ups sent to idle threads that have not woken yet: those threads are
+    /// spoken for, so a new task needs `idle > notified` to reuse one (tokio's
+    /// `num_notify`).
+    notified: usize,
     threads: usize,
     shutdown: bool,
     handles: Vec<thread::JoinHandle<()>>,
@@ -22,6 +26,8 @@ struct State {
 struct Inner {
     state: Mutex<State>,
     cv: Condvar,
+    /// Signalled when a thread has fully exited (after `on_thread_stop`).
+    exited: Condvar,
     max_threads: usize,
     keep_alive: Duration,
     config: ThreadConfig,
@@ -40,11 +46,13 @@ impl BlockingPool {
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
                     idle: 0,
+                    notified: 0,
                     threads: 0,
                     shutdown: false,
                     handles: Vec::new(),
                 }),
                 cv: Condvar::new(),
+                exited: Condvar::new(),
                 max_threads,
                 keep_alive,
                 config,
@@ -83,7 +91,8 @@ impl BlockingPool {
             return;
         }
         st.queue.push_back(runnable);
-        if st.idle > 0 {
+        if st.idle > st.notified {
+            st.notified += 1;
             self.inner.cv.notify_one();
         } else if st.threads < self.inner.max_threads {
             st.threads += 1;
@@ -117,6 +126,9 @@ impl BlockingPool {
             if let Some(f) = &inner.config.on_stop {
                 f();
             }
+            // Only now is the thread gone as far as `shutdown` is concerned.
+            inner.state.lock().unwrap_or_else(|e| e.into_inner()).threads -= 1;
+            inner.exited.notify_all();
         })
     }
 
@@ -140,7 +152,7 @@ impl BlockingPool {
             };
             st = self
                 .inner
-                .cv
+                .exited
                 .wait_timeout(st, wait)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
@@ -174,11 +186,10 @@ fn work(inner: &Inner) {
             .unwrap_or_else(|e| e.into_inner());
         st = guard;
         st.idle -= 1;
-        if timeout.timed_out() && st.queue.is_empty() && !st.shutdown {
+        if st.notified > 0 {
+            st.notified -= 1;
+        } else if timeout.timed_out() && st.queue.is_empty() && !st.shutdown {
             break;
         }
     }
-    st.threads -= 1;
-    // Wake `shutdown`, which waits for the thread count to drop.
-    inner.cv.notify_all();
 }

@@ -41,6 +41,8 @@ pub struct Builder {
     event_interval: u32,
     eager_start: bool,
     start_paused: bool,
+    /// Whether the user chose a quiet period (otherwise it shrinks to fit the timeout).
+    quiet_period_set: bool,
     event_loop: EventLoopBuilder,
     enable_io: bool,
     enable_time: bool,
@@ -74,6 +76,7 @@ impl Builder {
             event_interval: 61,
             eager_start: false,
             start_paused: false,
+            quiet_period_set: false,
             event_loop: EventLoopBuilder::new(),
             enable_io: false,
             enable_time: false,
@@ -190,10 +193,12 @@ impl Builder {
     /// netloop: quiet period of a graceful loop shutdown (default 2 s).
     pub fn shutdown_quiet_period(&mut self, d: Duration) -> &mut Self {
         self.event_loop.shutdown_quiet_period(d);
+        self.quiet_period_set = true;
         self
     }
 
-    /// netloop: how long dropping the runtime waits for its loops (default 15 s).
+    /// netloop: how long dropping the runtime waits for its loops (default 15 s). A
+    /// default quiet period longer than this shrinks to it.
     pub fn shutdown_timeout(&mut self, d: Duration) -> &mut Self {
         self.event_loop.shutdown_timeout(d);
         self
@@ -240,6 +245,12 @@ impl Builder {
     /// cannot be created, the others are shut down and the error is returned.
     pub fn build(&mut self) -> io::Result<Runtime> {
         let invalid = |msg: &str| io::Error::new(io::ErrorKind::InvalidInput, msg.to_string());
+        if !self.quiet_period_set {
+            let timeout = self.event_loop.configured_shutdown_timeout();
+            if timeout < netloop_reactor::DEFAULT_QUIET_PERIOD {
+                self.event_loop.shutdown_quiet_period(timeout);
+            }
+        }
         if self.max_blocking_threads == 0 {
             return Err(invalid("max_blocking_threads must be at least 1"));
         }

@@ -56,7 +56,53 @@ impl Queue {
 
 struct Shared {
     queue: Arc<Queue>,
-    live: Rc<Cell<usize>>,
+    members: Rc<Members>,
+}
+
+/// The set's tasks: how many are alive, and the waker of each that has been polled,
+/// so dropping the set can close them all on this thread.
+#[derive(Default)]
+struct Members {
+    live: Cell<usize>,
+    wakers: RefCell<Option<slab::Slab<Waker>>>,
+}
+
+pin_project_lite::pin_project! {
+    /// A task of the set: registers its waker at the first poll, leaves on drop.
+    struct Member<F> {
+        #[pin]
+        future: F,
+        members: Rc<Members>,
+        key: Option<usize>,
+    }
+
+    impl<F> PinnedDrop for Member<F> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            this.members.live.set(this.members.live.get() - 1);
+            if let Some(key) = *this.key
+                && let Ok(mut wakers) = this.members.wakers.try_borrow_mut()
+                && let Some(slab) = wakers.as_mut()
+                && slab.contains(key)
+            {
+                slab.remove(key);
+            }
+        }
+    }
+}
+
+impl<F: Future> Future for Member<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        if this.key.is_none()
+            && let Some(slab) = this.members.wakers.borrow_mut().as_mut()
+        {
+            *this.key = Some(slab.insert(cx.waker().clone()));
+        }
+        this.future.poll(cx)
+    }
 }
 
 thread_local! {
@@ -71,7 +117,7 @@ pub struct LocalSet {
 impl fmt::Debug for LocalSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LocalSet")
-            .field("live_tasks", &self.shared.live.get())
+            .field("live_tasks", &self.shared.members.live.get())
             .finish()
     }
 }
@@ -82,30 +128,14 @@ impl Default for LocalSet {
     }
 }
 
-/// Counts a set's live tasks down when the task's future is dropped.
-struct Live(Rc<Cell<usize>>);
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        self.0.set(self.0.get() - 1);
-    }
-}
-
 fn spawn_into<F>(shared: &Rc<Shared>, future: F, abort: Arc<AbortState>, id: Id) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
-    shared.live.set(shared.live.get() + 1);
-    let live = Live(shared.live.clone());
-    let guarded = guard_with(
-        async move {
-            let _live = live;
-            future.await
-        },
-        abort.clone(),
-        id,
-    );
+    shared.members.live.set(shared.members.live.get() + 1);
+    let member = Member { future, members: shared.members.clone(), key: None };
+    let guarded = guard_with(member, abort.clone(), id);
     let queue = shared.queue.clone();
     let (runnable, task) = async_task::spawn_local(guarded, move |r| queue.schedule(r));
     runnable.schedule();
@@ -133,7 +163,7 @@ impl LocalSet {
                     owner: thread::current().id(),
                     dropped: std::sync::atomic::AtomicBool::new(false),
                 }),
-                live: Rc::new(Cell::new(0)),
+                members: Rc::new(Members { live: Cell::new(0), wakers: RefCell::new(Some(slab::Slab::new())) }),
             }),
         }
     }
@@ -210,7 +240,7 @@ impl Future for LocalSet {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let _enter = self.enter();
         self.tick(cx);
-        if self.shared.live.get() == 0 {
+        if self.shared.members.live.get() == 0 {
             Poll::Ready(())
         } else {
             Poll::Pending
@@ -225,8 +255,14 @@ impl Drop for LocalSet {
             .queue
             .dropped
             .store(true, std::sync::atomic::Ordering::Release);
-        // Close every queued task here, on the owning thread.
+        // Close every queued task here, on the owning thread...
         let queued = std::mem::take(&mut *self.shared.queue.runnables.lock().unwrap_or_else(|e| e.into_inner()));
         drop(queued);
+        // ...and every waiting one: with `dropped` set, a wake on this thread drops the
+        // task's runnable at once, which drops its future and resolves its handle.
+        let waiting = self.shared.members.wakers.borrow_mut().take();
+        for (_, waker) in waiting.into_iter().flatten() {
+            waker.wake();
+        }
     }
 }
