@@ -1,0 +1,451 @@
+//! `Runtime` and `Handle`: creation, block_on, spawning, context, flavours, shutdown.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Arc, mpsc};
+use std::thread;
+use std::time::Duration;
+
+use netloop::event_loop::{EventLoopHandle, LoopState};
+use netloop::runtime::{Handle, Runtime, RuntimeFlavor};
+use netloop::{task, time};
+use netloop_tests::{DropSignal, WAIT, current, multi, test_body, thread_name};
+
+#[test]
+fn runtime_new_block_on_and_spawn() {
+    test_body(|| {
+        let rt = Runtime::new().unwrap();
+        assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::MultiThread);
+        assert_eq!(rt.block_on(async { 6 * 7 }), 42);
+        let h = rt.spawn(async {
+            time::sleep(Duration::from_millis(2)).await;
+            "spawned"
+        });
+        assert_eq!(rt.block_on(h).unwrap(), "spawned");
+        // block_on runs the future on the calling thread, off the loops.
+        let here = thread::current().id();
+        rt.block_on(async move {
+            assert_eq!(thread::current().id(), here);
+            assert!(EventLoopHandle::current().is_none());
+            assert!(Handle::try_current().is_ok());
+        });
+        assert!(!format!("{rt:?}").is_empty());
+    });
+}
+
+#[test]
+fn spawned_tasks_run_on_loop_threads_without_block_on() {
+    test_body(|| {
+        let rt = multi();
+        let (tx, rx) = mpsc::channel();
+        // A tokio user may spawn and never block_on: the loops run on their own.
+        let _detached = rt.spawn(async move {
+            time::sleep(Duration::from_millis(2)).await;
+            tx.send(thread_name()).unwrap();
+        });
+        let name = rx.recv_timeout(WAIT).unwrap();
+        assert!(netloop_tests::is_default_loop_name(&name), "{name}");
+    });
+}
+
+#[test]
+fn spawn_blocking_runs_off_the_loops_and_in_context() {
+    test_body(|| {
+        let rt = multi();
+        let out = rt.block_on(async {
+            let h = task::spawn_blocking(|| {
+                assert!(EventLoopHandle::current().is_none(), "not on a loop");
+                // Blocking threads are in the runtime's context: they may spawn and block_on.
+                let handle = Handle::current();
+                let v = handle.block_on(async { netloop::spawn(async { 20 }).await.unwrap() });
+                thread::sleep(Duration::from_millis(5));
+                v + 1
+            });
+            h.await.unwrap()
+        });
+        assert_eq!(out, 21);
+        // Runtime::spawn_blocking and Handle::spawn_blocking, from outside.
+        assert_eq!(rt.block_on(rt.spawn_blocking(|| 1)).unwrap(), 1);
+        assert_eq!(rt.block_on(rt.handle().spawn_blocking(|| 2)).unwrap(), 2);
+        // A panicking blocking closure gives is_panic.
+        let err = rt
+            .block_on(rt.spawn_blocking(|| -> u8 { std::panic::panic_any("blocking boom") }))
+            .unwrap_err();
+        assert!(err.is_panic());
+        assert_eq!(err.into_panic().downcast_ref::<&str>(), Some(&"blocking boom"));
+    });
+}
+
+#[test]
+fn handle_current_and_try_current() {
+    test_body(|| {
+        // Outside any runtime.
+        let err = Handle::try_current().unwrap_err();
+        assert!(err.is_missing_context());
+        assert!(!err.is_thread_local_destroyed());
+        assert!(!err.to_string().is_empty());
+        assert!(std::panic::catch_unwind(Handle::current).is_err());
+
+        let rt = multi();
+        let loops = rt.handle().event_loops().len();
+        // Inside block_on, a task and a blocking task: the same runtime.
+        rt.block_on(async move {
+            assert_eq!(Handle::current().event_loops().len(), loops);
+            let from_task = netloop::spawn(async { Handle::current().runtime_flavor() })
+                .await
+                .unwrap();
+            assert_eq!(from_task, RuntimeFlavor::MultiThread);
+            let from_blocking = task::spawn_blocking(|| Handle::try_current().is_ok()).await.unwrap();
+            assert!(from_blocking);
+        });
+        // The context ends with block_on.
+        assert!(Handle::try_current().is_err());
+    });
+}
+
+#[test]
+fn enter_sets_the_context_until_the_guard_drops() {
+    test_body(|| {
+        let rt = multi();
+        {
+            let _guard = rt.enter();
+            assert!(Handle::try_current().is_ok());
+            // tokio users spawn and create timers inside enter().
+            let h = netloop::spawn(async { 1 });
+            let sleep = time::sleep(Duration::from_millis(1));
+            assert_eq!(rt.block_on(async move { (h.await.unwrap(), sleep.await).0 }), 1);
+            {
+                let _inner = rt.handle().enter();
+                assert!(Handle::try_current().is_ok());
+            }
+            assert!(Handle::try_current().is_ok(), "the outer guard still holds");
+        }
+        assert!(Handle::try_current().is_err());
+
+        // Entering another runtime nests and restores.
+        let other = current();
+        let _a = rt.enter();
+        {
+            let _b = other.enter();
+            assert_eq!(Handle::current().runtime_flavor(), RuntimeFlavor::CurrentThread);
+        }
+        assert_eq!(Handle::current().runtime_flavor(), RuntimeFlavor::MultiThread);
+    });
+}
+
+#[test]
+fn handle_spawn_and_block_on_from_other_threads() {
+    test_body(|| {
+        let rt = multi();
+        let handle = rt.handle().clone();
+        let worker = thread::spawn(move || {
+            let h = handle.spawn(async { 5 });
+            let v = handle.block_on(async { h.await.unwrap() + 1 });
+            let nested = handle.block_on(async {
+                time::sleep(Duration::from_millis(1)).await;
+                Handle::current().spawn(async { 10 }).await.unwrap()
+            });
+            (v, nested)
+        });
+        assert_eq!(worker.join().unwrap(), (6, 10));
+        assert!(!format!("{:?}", rt.handle()).is_empty());
+    });
+}
+
+#[test]
+fn block_on_inside_a_task_panics() {
+    test_body(|| {
+        let rt = multi();
+        let err = rt
+            .block_on(async {
+                netloop::spawn(async {
+                    let handle = Handle::current();
+                    handle.block_on(async { 1 })
+                })
+                .await
+            })
+            .unwrap_err();
+        assert!(err.is_panic());
+        let msg = err.into_panic();
+        let msg = msg
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| msg.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        assert!(msg.contains("Cannot start a runtime from within a runtime"), "{msg}");
+        // The runtime is fine afterwards.
+        assert_eq!(rt.block_on(rt.spawn(async { 2 })).unwrap(), 2);
+    });
+}
+
+#[test]
+fn current_thread_drives_its_loop_inside_block_on() {
+    test_body(|| {
+        let rt = current();
+        assert_eq!(rt.handle().runtime_flavor(), RuntimeFlavor::CurrentThread);
+        let event_loop = rt.handle().event_loops().get(0).unwrap().clone();
+        assert_eq!(event_loop.state(), LoopState::NotStarted);
+
+        // Spawned before block_on: nothing runs it until block_on drives the loop.
+        let ran = Arc::new(AtomicBool::new(false));
+        let r = ran.clone();
+        let early = rt.spawn(async move {
+            r.store(true, Ordering::SeqCst);
+            thread::current().id()
+        });
+        assert!(!early.is_finished());
+        assert!(!ran.load(Ordering::SeqCst));
+
+        let here = thread::current().id();
+        let el = event_loop.clone();
+        let (early_thread, inner_threads) = rt.block_on(async move {
+            // The future and every task run on this very thread, which drives the loop.
+            assert!(el.in_event_loop());
+            assert!(EventLoopHandle::current().is_some());
+            let mut inner = Vec::new();
+            for _ in 0..4 {
+                inner.push(
+                    netloop::spawn(async {
+                        time::sleep(Duration::from_millis(1)).await;
+                        thread::current().id()
+                    })
+                    .await
+                    .unwrap(),
+                );
+            }
+            (early.await.unwrap(), inner)
+        });
+        assert_eq!(early_thread, here);
+        assert!(inner_threads.iter().all(|t| *t == here));
+        assert!(
+            !event_loop.in_event_loop(),
+            "outside block_on this thread drives nothing"
+        );
+
+        // A task left pending by one block_on goes on in the next one.
+        let (tx, rx) = futures::channel::oneshot::channel::<u32>();
+        let pending = rt.spawn(async move { rx.await.unwrap() * 2 });
+        rt.block_on(task::yield_now());
+        assert!(!pending.is_finished());
+        tx.send(21).unwrap();
+        assert_eq!(rt.block_on(pending).unwrap(), 42);
+    });
+}
+
+#[test]
+fn current_thread_is_woken_by_other_threads() {
+    test_body(|| {
+        let rt = current();
+        let out = rt.block_on(async {
+            // spawn_blocking completes on another thread and wakes this loop.
+            let a = task::spawn_blocking(|| {
+                thread::sleep(Duration::from_millis(20));
+                1
+            })
+            .await
+            .unwrap();
+            // So does a plain thread sending on a channel.
+            let (tx, rx) = futures::channel::oneshot::channel();
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(20));
+                tx.send(2).unwrap();
+            });
+            let b = rx.await.unwrap();
+            // And another thread spawning onto this runtime.
+            let handle = Handle::current();
+            let c = thread::spawn(move || handle.spawn(async { 3 }))
+                .join()
+                .unwrap()
+                .await
+                .unwrap();
+            a + b + c
+        });
+        assert_eq!(out, 6);
+    });
+}
+
+#[test]
+fn dropping_the_runtime_drops_tasks_on_their_loops() {
+    test_body(|| {
+        let rt = multi();
+        let (dropped_tx, dropped_rx) = mpsc::channel();
+        let (started_tx, started_rx) = mpsc::channel();
+        let mut handles = Vec::new();
+        for _ in 0..4 {
+            let signal = DropSignal(dropped_tx.clone());
+            let started_tx = started_tx.clone();
+            handles.push(rt.spawn(async move {
+                let _signal = signal;
+                started_tx.send(thread_name()).unwrap();
+                std::future::pending::<()>().await;
+            }));
+        }
+        drop(dropped_tx);
+        let mut started: Vec<_> = (0..4).map(|_| started_rx.recv_timeout(WAIT).unwrap()).collect();
+        drop(rt);
+        // Every future was dropped by the time drop returned, each on a loop thread.
+        let mut dropped: Vec<_> = dropped_rx.try_iter().collect();
+        started.sort();
+        dropped.sort();
+        assert_eq!(dropped, started);
+        // Their JoinHandles resolve as cancelled.
+        for h in handles {
+            let err = futures::executor::block_on(h).unwrap_err();
+            assert!(err.is_cancelled());
+        }
+    });
+}
+
+#[test]
+fn shutdown_timeout_returns_despite_a_stuck_blocking_task() {
+    test_body(|| {
+        let rt = multi();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let (entered_tx, entered_rx) = mpsc::channel();
+        let (dropped_tx, dropped_rx) = mpsc::channel();
+        let signal = DropSignal(dropped_tx);
+        let sleeping = rt.spawn(async move {
+            let _signal = signal;
+            time::sleep(Duration::from_secs(60)).await;
+        });
+        let _stuck = rt.spawn_blocking(move || {
+            entered_tx.send(()).unwrap();
+            let _ = release_rx.recv_timeout(Duration::from_secs(10));
+        });
+        entered_rx.recv_timeout(WAIT).unwrap();
+        let start = std::time::Instant::now();
+        rt.shutdown_timeout(Duration::from_millis(100));
+        let took = start.elapsed();
+        release_tx.send(()).unwrap();
+        assert!(took >= Duration::from_millis(100), "{took:?}");
+        assert!(took < Duration::from_secs(2), "shutdown_timeout(100ms) took {took:?}");
+        // The sleeping task was dropped, on its loop.
+        assert!(!dropped_rx.recv_timeout(WAIT).unwrap().is_empty());
+        assert!(futures::executor::block_on(sleeping).unwrap_err().is_cancelled());
+    });
+}
+
+#[test]
+fn shutdown_background_does_not_wait() {
+    test_body(|| {
+        let rt = multi();
+        let handle = rt.handle().clone();
+        let (release_tx, release_rx) = mpsc::channel::<()>();
+        let (entered_tx, entered_rx) = mpsc::channel();
+        let _stuck = rt.spawn_blocking(move || {
+            entered_tx.send(()).unwrap();
+            let _ = release_rx.recv_timeout(Duration::from_secs(10));
+        });
+        entered_rx.recv_timeout(WAIT).unwrap();
+        let start = std::time::Instant::now();
+        rt.shutdown_background();
+        let took = start.elapsed();
+        release_tx.send(()).unwrap();
+        assert!(
+            took < Duration::from_millis(500),
+            "shutdown_background blocked for {took:?}"
+        );
+        // The loops do stop, in the background.
+        for l in handle.event_loops().iter() {
+            l.await_termination(WAIT).expect("the loop terminates");
+        }
+        assert!(
+            futures::executor::block_on(handle.spawn(async {}))
+                .unwrap_err()
+                .is_cancelled()
+        );
+    });
+}
+
+#[test]
+fn dropping_a_current_thread_runtime_drops_its_tasks() {
+    test_body(|| {
+        let rt = current();
+        let (dropped_tx, dropped_rx) = mpsc::channel();
+        let signal = DropSignal(dropped_tx);
+        let h = rt.spawn(async move {
+            let _signal = signal;
+            std::future::pending::<()>().await;
+        });
+        rt.block_on(task::yield_now());
+        drop(rt);
+        assert_eq!(dropped_rx.recv_timeout(WAIT).unwrap(), thread_name());
+        assert!(futures::executor::block_on(h).unwrap_err().is_cancelled());
+    });
+}
+
+#[test]
+fn runtime_flavor_of_each_builder() {
+    test_body(|| {
+        assert_eq!(multi().handle().runtime_flavor(), RuntimeFlavor::MultiThread);
+        assert_eq!(current().handle().runtime_flavor(), RuntimeFlavor::CurrentThread);
+        let rt = current();
+        assert_eq!(
+            rt.block_on(async { Handle::current().runtime_flavor() }),
+            RuntimeFlavor::CurrentThread
+        );
+    });
+}
+
+#[test]
+fn spawns_racing_shutdown_all_resolve() {
+    // Every JoinHandle resolves, Ok or cancelled, however a spawn interleaves with the
+    // runtime shutting down (tokio: a spawn after shutdown gives a cancelled JoinError).
+    // Two threads spawn without pause while the runtime shuts down; the race is narrow,
+    // so it is run for several rounds.
+    const SPAWNERS: usize = 2;
+    netloop_tests::within(Duration::from_secs(10), || {
+        for round in 0..20 {
+            let rt = netloop_tests::single_loop();
+            let handle = rt.handle().clone();
+            let stop = Arc::new(AtomicBool::new(false));
+            let (going_tx, going_rx) = mpsc::channel();
+            let spawners: Vec<_> = (0..SPAWNERS)
+                .map(|_| {
+                    let (handle, stop, going_tx) = (handle.clone(), stop.clone(), going_tx.clone());
+                    thread::spawn(move || {
+                        let mut handles = Vec::new();
+                        while !stop.load(Ordering::Relaxed) && handles.len() < 20_000 {
+                            // A big future: building the task takes a while, which widens
+                            // the window between the spawn's checks and its enqueue.
+                            let ballast = [1u8; 32 * 1024];
+                            handles.push(handle.spawn(async move {
+                                task::yield_now().await;
+                                ballast[0]
+                            }));
+                            if handles.len() == 1 {
+                                going_tx.send(()).unwrap();
+                            }
+                        }
+                        handles
+                    })
+                })
+                .collect();
+            for _ in 0..SPAWNERS {
+                going_rx.recv_timeout(WAIT).unwrap();
+            }
+            rt.shutdown_timeout(Duration::from_secs(1));
+            stop.store(true, Ordering::Relaxed);
+            for spawner in spawners {
+                let handles = spawner.join().unwrap();
+                let (done_tx, done_rx) = mpsc::channel();
+                // Resolve them on a thread of their own: a hang must not hang the test.
+                thread::spawn(move || {
+                    for h in handles {
+                        if let Err(e) = futures::executor::block_on(h) {
+                            assert!(e.is_cancelled());
+                        }
+                    }
+                    done_tx.send(()).unwrap();
+                });
+                match done_rx.recv_timeout(Duration::from_secs(1)) {
+                    Ok(()) => {}
+                    Err(RecvTimeoutError::Timeout) => {
+                        panic!("round {round}: a JoinHandle of a spawn that raced shutdown never resolves")
+                    }
+                    Err(RecvTimeoutError::Disconnected) => panic!("round {round}: a JoinHandle gave a panic"),
+                }
+            }
+        }
+    });
+}

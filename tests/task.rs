@@ -1,0 +1,469 @@
+//! `task`: spawn and friends, `JoinHandle`, `JoinError`, `JoinSet`, `LocalSet`.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread;
+use std::time::Duration;
+
+use netloop::task::{self, JoinError, JoinSet, LocalSet};
+use netloop::time;
+use netloop_tests::{DropSignal, WAIT, current, multi, single_loop, test_body, thread_name};
+
+/// Panics with a `&'static str` payload.
+fn boom(msg: &'static str) -> u32 {
+    std::panic::panic_any(msg)
+}
+
+#[test]
+fn spawn_returns_the_output() {
+    test_body(|| {
+        let rt = multi();
+        let v = rt.block_on(async {
+            let a = netloop::spawn(async { 1 });
+            let b = task::spawn(async {
+                time::sleep(Duration::from_millis(1)).await;
+                String::from("two")
+            });
+            (a.await.unwrap(), b.await.unwrap())
+        });
+        assert_eq!(v, (1, "two".to_owned()));
+    });
+}
+
+#[test]
+fn spawn_on_pins_a_task_to_the_given_loop() {
+    test_body(|| {
+        let rt = multi();
+        let loops: Vec<_> = rt.handle().event_loops().iter().cloned().collect();
+        rt.block_on(async {
+            for (i, l) in loops.iter().enumerate() {
+                let me = l.clone();
+                let h = task::spawn_on(l, async move {
+                    let before = thread::current().id();
+                    for _ in 0..5 {
+                        time::sleep(Duration::from_millis(1)).await;
+                        task::yield_now().await;
+                        assert_eq!(thread::current().id(), before, "a task never moves");
+                    }
+                    me.in_event_loop()
+                });
+                assert!(h.await.unwrap(), "the task ran on loop {i}");
+            }
+        });
+    });
+}
+
+#[test]
+fn yield_now_lets_queued_tasks_run_first() {
+    test_body(|| {
+        let rt = single_loop();
+        let order = rt.block_on(async {
+            netloop::spawn(async {
+                let order = Arc::new(Mutex::new(Vec::new()));
+                let o = order.clone();
+                // Queued on this loop behind us.
+                let other = netloop::spawn(async move { o.lock().unwrap().push("other") });
+                order.lock().unwrap().push("before yield");
+                task::yield_now().await;
+                order.lock().unwrap().push("after yield");
+                other.await.unwrap();
+                Arc::try_unwrap(order).unwrap().into_inner().unwrap()
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(order, ["before yield", "other", "after yield"]);
+    });
+}
+
+#[test]
+fn a_task_that_keeps_yielding_does_not_starve_others() {
+    test_body(|| {
+        let rt = single_loop();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let spinner = rt.spawn(async move {
+            let mut n = 0u64;
+            while !s.load(Ordering::SeqCst) {
+                task::yield_now().await;
+                n += 1;
+            }
+            n
+        });
+        // Timers and other tasks on the same (only) loop still get their turn.
+        let v = rt.block_on(async {
+            time::sleep(Duration::from_millis(10)).await;
+            netloop::spawn(async { 9 }).await.unwrap()
+        });
+        stop.store(true, Ordering::SeqCst);
+        assert_eq!(v, 9);
+        assert!(rt.block_on(spinner).unwrap() > 0);
+    });
+}
+
+#[test]
+fn dropping_a_join_handle_detaches_the_task() {
+    test_body(|| {
+        let rt = multi();
+        let (tx, rx) = mpsc::channel();
+        let h = rt.spawn(async move {
+            time::sleep(Duration::from_millis(20)).await;
+            tx.send("still ran").unwrap();
+        });
+        drop(h);
+        assert_eq!(rx.recv_timeout(WAIT).unwrap(), "still ran");
+    });
+}
+
+#[test]
+fn is_finished_and_abort_after_completion() {
+    test_body(|| {
+        let rt = multi();
+        rt.block_on(async {
+            let (tx, rx) = futures::channel::oneshot::channel::<()>();
+            let mut h = netloop::spawn(async move {
+                rx.await.unwrap();
+                7
+            });
+            task::yield_now().await;
+            assert!(!h.is_finished());
+            tx.send(()).unwrap();
+            // Wait for it without consuming the handle.
+            time::timeout(Duration::from_secs(3), async {
+                while !h.is_finished() {
+                    time::sleep(Duration::from_millis(1)).await;
+                }
+            })
+            .await
+            .expect("the task finishes");
+            // Aborting a finished task changes nothing: its output is still there.
+            h.abort();
+            assert_eq!((&mut h).await.unwrap(), 7);
+            assert!(h.is_finished());
+            assert!(!format!("{h:?}").is_empty());
+        });
+    });
+}
+
+#[test]
+fn abort_before_the_first_poll() {
+    test_body(|| {
+        let rt = current();
+        let ran = Arc::new(AtomicBool::new(false));
+        let r = ran.clone();
+        // Nothing drives a current-thread runtime until block_on: the task is not polled.
+        let h = rt.spawn(async move { r.store(true, Ordering::SeqCst) });
+        h.abort();
+        let err = rt.block_on(h).unwrap_err();
+        assert!(err.is_cancelled());
+        assert!(!ran.load(Ordering::SeqCst), "an aborted task never started");
+    });
+}
+
+#[test]
+fn join_error_accessors() {
+    test_body(|| {
+        let rt = multi();
+        let (panicked, cancelled) = rt.block_on(async {
+            let panicked = netloop::spawn(async { boom("kaboom") }).await.unwrap_err();
+            let h = netloop::spawn(std::future::pending::<()>());
+            let id = h.id();
+            h.abort();
+            let cancelled = h.await.unwrap_err();
+            assert_eq!(cancelled.id(), id);
+            (panicked, cancelled)
+        });
+        assert!(panicked.is_panic() && !panicked.is_cancelled());
+        assert!(cancelled.is_cancelled() && !cancelled.is_panic());
+        assert!(format!("{panicked}").contains("kaboom"));
+        assert!(format!("{panicked:?}").contains("Panic"));
+        assert!(format!("{cancelled}").contains("cancelled"));
+        let io: std::io::Error = JoinError::try_into_panic(cancelled).unwrap_err().into();
+        assert!(!io.to_string().is_empty());
+        assert_eq!(
+            panicked.try_into_panic().unwrap().downcast_ref::<&str>(),
+            Some(&"kaboom")
+        );
+        // into_panic on a cancellation panics, as in tokio.
+        let cancelled = rt
+            .block_on(async {
+                let h = netloop::spawn(std::future::pending::<()>());
+                h.abort();
+                h.await
+            })
+            .unwrap_err();
+        assert!(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cancelled.into_panic())).is_err());
+    });
+}
+
+#[test]
+fn task_ids_are_unique() {
+    test_body(|| {
+        let rt = multi();
+        let ids: HashSet<_> = (0..100).map(|_| rt.spawn(async {}).id()).collect();
+        assert_eq!(ids.len(), 100);
+    });
+}
+
+#[test]
+fn join_set_joins_in_completion_order() {
+    test_body(|| {
+        let rt = multi();
+        rt.block_on(async {
+            let mut set = JoinSet::new();
+            assert!(set.is_empty());
+            for (i, ms) in [(0u32, 60u64), (1, 5), (2, 30)] {
+                set.spawn(async move {
+                    time::sleep(Duration::from_millis(ms)).await;
+                    i
+                });
+            }
+            assert_eq!(set.len(), 3);
+            let mut order = Vec::new();
+            while let Some(r) = time::timeout(Duration::from_secs(3), set.join_next()).await.unwrap() {
+                order.push(r.unwrap());
+            }
+            assert_eq!(order, [1, 2, 0]);
+            assert!(set.is_empty());
+            assert!(set.join_next().await.is_none());
+            assert!(set.try_join_next().is_none());
+        });
+    });
+}
+
+#[test]
+fn join_set_abort_all_shutdown_and_drop() {
+    test_body(|| {
+        let rt = multi();
+        let (dropped_tx, dropped_rx) = mpsc::channel();
+        rt.block_on(async {
+            // abort_all: every task comes back cancelled.
+            let mut set = JoinSet::new();
+            for _ in 0..5 {
+                set.spawn(std::future::pending::<()>());
+            }
+            set.abort_all();
+            let mut cancelled = 0;
+            while let Some(r) = set.join_next().await {
+                assert!(r.unwrap_err().is_cancelled());
+                cancelled += 1;
+            }
+            assert_eq!(cancelled, 5);
+
+            // An AbortHandle from spawn aborts one task.
+            let mut set = JoinSet::new();
+            let abort = set.spawn(std::future::pending::<u32>());
+            set.spawn(async { 3 });
+            abort.abort();
+            let mut results: Vec<_> = Vec::new();
+            while let Some(r) = set.join_next().await {
+                results.push(r.map_err(|e| e.is_cancelled()));
+            }
+            results.sort();
+            assert_eq!(results, [Ok(3), Err(true)]);
+
+            // shutdown aborts and waits.
+            let mut set = JoinSet::new();
+            set.spawn(time::sleep(Duration::from_secs(60)));
+            set.shutdown().await;
+            assert!(set.is_empty());
+
+            // Dropping the set aborts its tasks.
+            let mut set = JoinSet::new();
+            for _ in 0..3 {
+                let signal = DropSignal(dropped_tx.clone());
+                set.spawn(async move {
+                    let _signal = signal;
+                    std::future::pending::<()>().await;
+                });
+            }
+            task::yield_now().await;
+            drop(set);
+        });
+        drop(dropped_tx);
+        for _ in 0..3 {
+            dropped_rx
+                .recv_timeout(WAIT)
+                .expect("dropping a JoinSet aborts its tasks");
+        }
+    });
+}
+
+#[test]
+fn join_set_join_all_blocking_and_local() {
+    test_body(|| {
+        let rt = multi();
+        rt.block_on(async {
+            let set: JoinSet<u32> = (0..10u32).map(|i| async move { i * i }).collect();
+            let mut all = set.join_all().await;
+            all.sort();
+            assert_eq!(all, (0..10u32).map(|i| i * i).collect::<Vec<_>>());
+
+            let mut set = JoinSet::new();
+            set.spawn_blocking(|| {
+                thread::sleep(Duration::from_millis(5));
+                thread_name()
+            });
+            set.spawn_on(async { thread_name() }, &netloop::runtime::Handle::current());
+            let mut names = Vec::new();
+            while let Some(r) = set.join_next().await {
+                names.push(r.unwrap());
+            }
+            assert_eq!(names.len(), 2);
+            assert!(names.iter().any(|n| n.ends_with("-blocking")));
+
+            // detach_all lets tasks run on.
+            let (tx, rx) = futures::channel::oneshot::channel();
+            let mut set = JoinSet::new();
+            set.spawn(async move {
+                time::sleep(Duration::from_millis(5)).await;
+                tx.send(1).unwrap();
+            });
+            set.detach_all();
+            drop(set);
+            assert_eq!(rx.await.unwrap(), 1);
+        });
+
+        // spawn_local into a set, on a loop.
+        let v = rt
+            .block_on(rt.spawn(async {
+                let mut set = JoinSet::new();
+                for i in 0..3 {
+                    let rc = Rc::new(i);
+                    set.spawn_local(async move {
+                        task::yield_now().await;
+                        *rc
+                    });
+                }
+                let mut sum = 0;
+                while let Some(r) = set.join_next().await {
+                    sum += r.unwrap();
+                }
+                sum
+            }))
+            .unwrap();
+        assert_eq!(v, 3);
+
+        // A panic in join_all is re-raised.
+        let err = rt
+            .block_on(async {
+                netloop::spawn(async {
+                    let mut set = JoinSet::new();
+                    set.spawn(async { boom("in the set") });
+                    set.join_all().await
+                })
+                .await
+            })
+            .unwrap_err();
+        assert!(err.is_panic());
+    });
+}
+
+#[test]
+fn local_set_on_a_current_thread_runtime() {
+    test_body(|| {
+        let rt = current();
+        let local = LocalSet::new();
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let l = log.clone();
+        local.spawn_local(async move { l.borrow_mut().push("queued before run") });
+        let l = log.clone();
+        local.block_on(&rt, async move {
+            let l2 = l.clone();
+            task::spawn_local(async move { l2.borrow_mut().push("spawned inside") })
+                .await
+                .unwrap();
+            time::sleep(Duration::from_millis(1)).await;
+            l.borrow_mut().push("future");
+        });
+        let log = log.borrow();
+        assert!(log.contains(&"spawned inside") && log.contains(&"future"));
+        assert!(log.contains(&"queued before run"), "{log:?}");
+    });
+}
+
+#[test]
+fn local_set_tasks_can_be_aborted_and_panic() {
+    test_body(|| {
+        let rt = multi();
+        let local = LocalSet::new();
+        let (aborted, panicked) = local.block_on(&rt, async {
+            let h = task::spawn_local(std::future::pending::<()>());
+            task::yield_now().await;
+            h.abort();
+            let aborted = time::timeout(Duration::from_secs(3), h).await.unwrap().unwrap_err();
+            let panicked = task::spawn_local(async { boom("local boom") }).await.unwrap_err();
+            (aborted, panicked)
+        });
+        assert!(aborted.is_cancelled());
+        assert!(panicked.is_panic());
+    });
+}
+
+#[test]
+fn dropping_a_local_set_drops_its_tasks() {
+    // tokio: when a LocalSet is dropped, every task spawned on it is dropped with it,
+    // including tasks that are waiting for a wake that will never come.
+    test_body(|| {
+        let rt = multi();
+        let local = LocalSet::new();
+        let dropped = Rc::new(Cell::new(0));
+        struct CountDrop(Rc<Cell<u32>>);
+        impl Drop for CountDrop {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() + 1);
+            }
+        }
+        // One task that was polled and now waits forever, one never polled.
+        let guard = CountDrop(dropped.clone());
+        let _started = local.spawn_local(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+        });
+        local.block_on(&rt, task::yield_now());
+        let guard = CountDrop(dropped.clone());
+        let _queued = local.spawn_local(async move {
+            let _guard = guard;
+        });
+        drop(local);
+        assert_eq!(
+            dropped.get(),
+            2,
+            "a task of a dropped LocalSet was leaked instead of dropped"
+        );
+    });
+}
+
+#[test]
+fn spawn_blocking_many_at_once() {
+    test_body(|| {
+        let rt = multi();
+        let count = Arc::new(AtomicUsize::new(0));
+        rt.block_on(async {
+            let mut hs = Vec::new();
+            for _ in 0..32 {
+                let count = count.clone();
+                hs.push(task::spawn_blocking(move || {
+                    thread::sleep(Duration::from_millis(2));
+                    count.fetch_add(1, Ordering::SeqCst)
+                }));
+            }
+            for h in hs {
+                h.await.unwrap();
+            }
+        });
+        assert_eq!(count.load(Ordering::SeqCst), 32);
+    });
+}
+
+#[test]
+fn spawn_outside_a_runtime_panics() {
+    test_body(|| {
+        assert!(std::panic::catch_unwind(|| netloop::spawn(async {})).is_err());
+        assert!(std::panic::catch_unwind(|| task::spawn_blocking(|| ())).is_err());
+        assert!(std::panic::catch_unwind(|| task::spawn_pinned(|| async {})).is_err());
+    });
+}
