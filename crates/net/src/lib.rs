@@ -1,8 +1,19 @@
-//! # netloop-net (skeleton)
+//! # netloop-net: TCP on pinned event loops
 //!
-//! Will hold `TcpListener`, `TcpStream` and the acceptor that hands each connection to
-//! the next loop of the group, built on [`netloop_reactor::io::PollEvented`].
+//! [`TcpListener`] and [`TcpStream`] with tokio's API, implementing tokio's own
+//! `AsyncRead` / `AsyncWrite` (and futures-io's), so hyper, tokio-util codecs and
+//! friends run on netloop unchanged. [`serve`] is the acceptor: it accepts on one loop
+//! and hands each connection to the next loop of the runtime, where the connection's
+//! socket is registered and its future runs for life, as a Netty channel does.
 
 #![warn(missing_docs)]
 
-pub use netloop_reactor::io;
+mod addr;
+pub mod io;
+mod registration;
+mod serve;
+pub mod tcp;
+
+pub use addr::ToSocketAddrs;
+pub use serve::{ACCEPTS_PER_EVENT, EXHAUSTION_PAUSE, Serve, serve};
+pub use tcp::{TcpListener, TcpStream};

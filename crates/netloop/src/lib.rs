@@ -34,8 +34,14 @@
 
 #![warn(missing_docs)]
 
+pub use netloop_net::io;
 pub use netloop_scheduler::task::spawn;
 pub use netloop_scheduler::{runtime, task, time};
+
+/// TCP networking (tokio's `net`), plus netloop's acceptor [`net::serve`].
+pub mod net {
+    pub use netloop_net::{Serve, TcpListener, TcpStream, ToSocketAddrs, serve, tcp};
+}
 
 /// Netty-level access to the event loops: the group, each loop's handle (`execute`,
 /// `schedule*`, `in_event_loop`, metrics), and the single-loop reactor itself.

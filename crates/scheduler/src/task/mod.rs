@@ -8,7 +8,7 @@ pub(crate) mod spawn;
 pub use join::{AbortHandle, Id, JoinError, JoinHandle};
 pub use join_set::JoinSet;
 pub use local::LocalSet;
-pub use spawn::{spawn, spawn_local, spawn_pinned, yield_now};
+pub use spawn::{spawn, spawn_local, spawn_pinned, spawn_pinned_on, yield_now};
 
 use std::future::Future;
 

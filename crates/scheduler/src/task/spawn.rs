@@ -108,7 +108,9 @@ where
     spawn_pinned_on(&event_loop, make)
 }
 
-pub(crate) fn spawn_pinned_on<M, Fut>(event_loop: &EventLoopHandle, make: M) -> JoinHandle<Fut::Output>
+/// [`spawn_pinned`] on a chosen loop: `make` runs there and builds the `!Send`
+/// future, which stays there for life.
+pub fn spawn_pinned_on<M, Fut>(event_loop: &EventLoopHandle, make: M) -> JoinHandle<Fut::Output>
 where
     M: FnOnce() -> Fut + Send + 'static,
     Fut: Future + 'static,

@@ -1,0 +1,104 @@
+//! `ToSocketAddrs`: every address form tokio's `bind` and `connect` accept.
+
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::vec;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Types that can be turned into socket addresses (tokio's `net::ToSocketAddrs`).
+///
+/// Literal addresses resolve at once. Host names go through the system resolver on the
+/// runtime's blocking pool, so a slow DNS lookup never stalls an event loop.
+pub trait ToSocketAddrs: sealed::Sealed {
+    #[doc(hidden)]
+    fn to_addrs(&self) -> Resolve;
+}
+
+#[doc(hidden)]
+pub enum Resolve {
+    Ready(io::Result<Vec<SocketAddr>>),
+    Lookup(String),
+}
+
+impl Resolve {
+    pub(crate) async fn resolve(self) -> io::Result<vec::IntoIter<SocketAddr>> {
+        match self {
+            Resolve::Ready(r) => r.map(Vec::into_iter),
+            Resolve::Lookup(host) => {
+                let lookup = move || std::net::ToSocketAddrs::to_socket_addrs(&host).map(|a| a.collect::<Vec<_>>());
+                match netloop_scheduler::runtime::Handle::try_current() {
+                    Ok(h) => h.spawn_blocking(lookup).await.map_err(io::Error::from)?.map(Vec::into_iter),
+                    Err(_) => lookup().map(Vec::into_iter),
+                }
+            }
+        }
+    }
+}
+
+macro_rules! literal {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl ToSocketAddrs for $t {
+            fn to_addrs(&self) -> Resolve {
+                Resolve::Ready(std::net::ToSocketAddrs::to_socket_addrs(self).map(Iterator::collect))
+            }
+        }
+    )*};
+}
+
+literal!(SocketAddr, SocketAddrV4, SocketAddrV6, (IpAddr, u16), (Ipv4Addr, u16), (Ipv6Addr, u16));
+
+impl sealed::Sealed for &[SocketAddr] {}
+impl ToSocketAddrs for &[SocketAddr] {
+    fn to_addrs(&self) -> Resolve {
+        Resolve::Ready(Ok(self.to_vec()))
+    }
+}
+
+fn host_port(s: &str) -> Resolve {
+    match s.parse::<SocketAddr>() {
+        Ok(addr) => Resolve::Ready(Ok(vec![addr])),
+        Err(_) => Resolve::Lookup(s.to_owned()),
+    }
+}
+
+impl sealed::Sealed for str {}
+impl ToSocketAddrs for str {
+    fn to_addrs(&self) -> Resolve {
+        host_port(self)
+    }
+}
+
+impl sealed::Sealed for String {}
+impl ToSocketAddrs for String {
+    fn to_addrs(&self) -> Resolve {
+        host_port(self)
+    }
+}
+
+impl sealed::Sealed for (&str, u16) {}
+impl ToSocketAddrs for (&str, u16) {
+    fn to_addrs(&self) -> Resolve {
+        match self.0.parse::<IpAddr>() {
+            Ok(ip) => Resolve::Ready(Ok(vec![SocketAddr::new(ip, self.1)])),
+            Err(_) => Resolve::Lookup(format!("{}:{}", self.0, self.1)),
+        }
+    }
+}
+
+impl sealed::Sealed for (String, u16) {}
+impl ToSocketAddrs for (String, u16) {
+    fn to_addrs(&self) -> Resolve {
+        (self.0.as_str(), self.1).to_addrs()
+    }
+}
+
+impl<T: ToSocketAddrs + ?Sized> sealed::Sealed for &T {}
+impl<T: ToSocketAddrs + ?Sized> ToSocketAddrs for &T {
+    fn to_addrs(&self) -> Resolve {
+        (**self).to_addrs()
+    }
+}

@@ -1,0 +1,92 @@
+//! `TcpListener`.
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::net::SocketAddr;
+use std::task::{Context, Poll, ready};
+
+use netloop_reactor::io::PollEvented;
+
+use super::TcpStream;
+use crate::addr::ToSocketAddrs;
+use crate::registration::register;
+
+/// A TCP socket server, listening for connections (tokio's `net::TcpListener`).
+///
+/// Accepted streams are registered with the loop of the task that accepts them. To
+/// spread connections over every loop of the runtime, as Netty's boss/worker groups
+/// do, hand the listener to [`serve`](crate::serve).
+pub struct TcpListener {
+    pub(crate) io: PollEvented<mio::net::TcpListener>,
+}
+
+impl fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.io.get_ref().fmt(f)
+    }
+}
+
+impl TcpListener {
+    /// Binds to `addr` (every form tokio accepts: `"127.0.0.1:8080"`, `("localhost",
+    /// 8080)`, a `SocketAddr`, a slice, ...), trying each resolved address in turn. A
+    /// port in use gives `AddrInUse`.
+    pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
+        let addrs = addr.to_addrs().resolve().await?;
+        let mut last = None;
+        for addr in addrs {
+            match mio::net::TcpListener::bind(addr).and_then(TcpListener::new) {
+                Ok(listener) => return Ok(listener),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "could not resolve to any address")))
+    }
+
+    fn new(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
+        Ok(TcpListener { io: register(listener, mio::Interest::READABLE)? })
+    }
+
+    /// Accepts a connection.
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        poll_fn(|cx| self.poll_accept(cx)).await
+    }
+
+    /// Polls to accept a connection.
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        let (stream, addr) = ready!(self.poll_accept_raw(cx))?;
+        Poll::Ready(TcpStream::new(stream).map(|s| (s, addr)))
+    }
+
+    /// Accepts without registering the new socket (the acceptor registers it on the
+    /// loop that will own it).
+    pub(crate) fn poll_accept_raw(&self, cx: &mut Context<'_>) -> Poll<io::Result<(mio::net::TcpStream, SocketAddr)>> {
+        self.io.poll_read_io(cx, |l| l.accept())
+    }
+
+    /// Wraps a std listener, setting it non-blocking, registered with the current loop.
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        listener.set_nonblocking(true)?;
+        TcpListener::new(mio::net::TcpListener::from_std(listener))
+    }
+
+    /// Deregisters and returns the std listener (still non-blocking).
+    pub fn into_std(self) -> io::Result<std::net::TcpListener> {
+        Ok(self.io.into_inner()?.into())
+    }
+
+    /// The local address, e.g. to learn the port after binding port 0.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().local_addr()
+    }
+
+    /// Reads `IP_TTL`.
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.io.get_ref().ttl()
+    }
+
+    /// Sets `IP_TTL`.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.io.get_ref().set_ttl(ttl)
+    }
+}
