@@ -35,7 +35,11 @@ fn main() -> std::io::Result<()> {
         let local = listener.local_addr()?;
         let loops = netloop::runtime::Handle::current().event_loops().len();
         println!("netloop echo server listening on {local} ({loops} event loops)");
-        println!("try it:  nc {} {}   (type a line, it comes back; Ctrl-C to stop)", local.ip(), local.port());
+        println!(
+            "try it:  nc {} {}   (type a line, it comes back; Ctrl-C to stop)",
+            local.ip(),
+            local.port()
+        );
         serve(listener, echo).await.ok();
         Ok(())
     })

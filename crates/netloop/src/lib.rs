@@ -38,6 +38,9 @@ pub use netloop_net::io;
 pub use netloop_scheduler::task::spawn;
 pub use netloop_scheduler::{runtime, task, time};
 
+#[cfg(feature = "hyper")]
+pub mod hyper_rt;
+
 /// TCP networking (tokio's `net`), plus netloop's acceptor [`net::serve`].
 pub mod net {
     pub use netloop_net::{Serve, TcpListener, TcpStream, ToSocketAddrs, serve, tcp};

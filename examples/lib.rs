@@ -1,0 +1,29 @@
+//! Shared code of the examples: the hyper service used by `hyper_server` and its test.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use netloop::hyper_rt::NetloopTimer;
+use netloop::net::{TcpListener, serve};
+
+/// Answers every request with "Hello from netloop!".
+pub async fn hello(_req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    Ok(Response::new(Full::new(Bytes::from_static(b"Hello from netloop!"))))
+}
+
+/// Serves `hello` over HTTP/1.1 on every connection of `listener`, each connection on
+/// the event loop the acceptor hands it to. Returns the acceptor task.
+pub fn serve_hyper(listener: TcpListener) -> netloop::task::JoinHandle<()> {
+    serve(listener, |stream, peer: SocketAddr| async move {
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(NetloopTimer)
+            .serve_connection(TokioIo::new(stream), hyper::service::service_fn(hello));
+        if let Err(e) = conn.await {
+            eprintln!("{peer}: {e}");
+        }
+    })
+}
