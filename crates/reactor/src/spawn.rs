@@ -1,7 +1,8 @@
 //! Futures on the loop, with async-task.
 //!
 //! Every spawned future is wrapped in [`Tracked`], which records the task's waker in the
-//! loop's task set on its first poll and removes it when the future is dropped. At
+//! loop's task set the first time it returns `Pending` and removes it when the future is
+//! dropped. At
 //! termination the loop wakes every task still in the set and drops the runnables that
 //! come back, so every future spawned on a loop is dropped on that loop's thread (a
 //! `spawn_local` future dropped anywhere else would abort the process).
@@ -55,13 +56,16 @@ impl<F: Future> Future for Tracked<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        if *this.key == UNTRACKED {
+        let poll = this.future.poll(cx);
+        // Only a task that waits can be left behind at termination, so it joins the
+        // live-task set the first time it pends (most short tasks never do).
+        if poll.is_pending() && *this.key == UNTRACKED {
             let waker = cx.waker();
             if let Some(Some(key)) = context::with_own_core(this.shared, |core| core.local.track(waker.clone())) {
                 *this.key = key;
             }
         }
-        this.future.poll(cx)
+        poll
     }
 }
 

@@ -160,18 +160,22 @@ impl<F: Future> Future for Guarded<F> {
         if this.abort.aborted.load(Acquire) {
             return Poll::Ready(Err(JoinError::cancelled(*this.id)));
         }
-        if this.abort.waker.get().is_none() {
-            let _ = this.abort.waker.set(cx.waker().clone());
-            // An abort that raced the first poll found no waker: look again.
-            if this.abort.aborted.load(Acquire) {
-                return Poll::Ready(Err(JoinError::cancelled(*this.id)));
-            }
-        }
         let id = *this.id;
         let future = this.future;
         match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
             Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
-            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Pending) => {
+                // Only a task that waits can be aborted while waiting, so the waker is
+                // recorded the first time it pends (most short tasks never do).
+                if this.abort.waker.get().is_none() {
+                    let _ = this.abort.waker.set(cx.waker().clone());
+                    // An abort before the waker was there woke nobody: honour it now.
+                    if this.abort.aborted.load(Acquire) {
+                        return Poll::Ready(Err(JoinError::cancelled(id)));
+                    }
+                }
+                Poll::Pending
+            }
             Err(payload) => Poll::Ready(Err(JoinError::panic(id, payload))),
         }
     }
