@@ -4,12 +4,17 @@
 //! these functions, so the two measure exactly the same thing. The tokio peers live in
 //! `tokio_peer/` (tokio is only a dev-dependency of this package). Every function runs
 //! one batch and returns how long it took; nothing here asserts a speed.
+//!
+//! The runtime benchmarks (the shapes of tokio's `rt_multi_threaded` benches, on
+//! `netloop::runtime` with two workers, against tokio and smol) are in [`runtime`].
 
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use netloop_reactor::{DriveError, EventLoop, EventLoopHandle, LoopMetrics, ScheduledHandle};
+
+pub mod runtime;
 
 /// Tasks (or timers) per batch in every shape.
 pub const TASKS: usize = 1_000_000;
