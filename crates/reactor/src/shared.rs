@@ -213,37 +213,38 @@ impl Shared {
         }
     }
 
+    /// Sends a runnable back to its loop: the local run queue on the loop's thread,
+    /// else the inbox plus the wakeup protocol. Hands it back if the inbox has closed.
+    fn push_runnable(&self, runnable: Runnable) -> Result<(), Runnable> {
+        let runnable = match context::on_own_core(self, runnable, |core, r| core.local.push_wake(r)) {
+            Ok(()) => return Ok(()),
+            Err(runnable) => runnable,
+        };
+        match self.inbox.push(Task::Runnable(runnable)) {
+            Ok(()) => {
+                self.wake(0);
+                self.ensure_started();
+                Ok(())
+            }
+            Err(Task::Runnable(runnable)) => Err(runnable),
+            Err(_) => unreachable!("the inbox hands back what it was given"),
+        }
+    }
+
     /// The first schedule of a newly spawned task, never polled yet. If the loop shut
     /// down meanwhile, the runnable is dropped right here: its future has never run
     /// (for `spawn_pinned` it is still only the `Send` closure), so dropping it on this
     /// thread is sound, and it resolves the task's handle as cancelled.
     pub(crate) fn schedule_new(&self, runnable: Runnable) {
-        let runnable = match context::on_own_core(self, runnable, |core, r| core.local.push_wake(r)) {
-            Ok(()) => return,
-            Err(runnable) => runnable,
-        };
-        match self.inbox.push(Task::Runnable(runnable)) {
-            Ok(()) => {
-                self.wake(0);
-                self.ensure_started();
-            }
-            Err(task) => drop(task),
+        if let Err(runnable) = self.push_runnable(runnable) {
+            drop(runnable);
         }
     }
 
     /// async-task's schedule function: a woken future goes back to its loop.
     pub(crate) fn schedule_runnable(&self, runnable: Runnable) {
-        let runnable = match context::on_own_core(self, runnable, |core, r| core.local.push_wake(r)) {
-            Ok(()) => return,
-            Err(runnable) => runnable,
-        };
-        match self.inbox.push(Task::Runnable(runnable)) {
-            Ok(()) => {
-                self.wake(0);
-                self.ensure_started();
-            }
-            Err(Task::Runnable(runnable)) => self.orphan(runnable),
-            Err(_) => unreachable!("the inbox hands back what it was given"),
+        if let Err(runnable) = self.push_runnable(runnable) {
+            self.orphan(runnable);
         }
     }
 
