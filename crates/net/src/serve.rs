@@ -1,7 +1,7 @@
 //! The acceptor: Netty's `ServerBootstrap`, with a boss loop and worker loops.
 //!
-//! One task accepts on the listener's loop. Each new connection goes to the runtime's
-//! `next()` loop: its socket is registered with that loop's `Poll`, and the handler's
+//! One task accepts on the listener's loop. Each new connection goes to the next loop
+//! of the runtime, round-robin: its socket is registered with that loop's `Poll`, and the handler's
 //! future is built and run there for the connection's whole life, so it may be
 //! `!Send`.
 
@@ -93,8 +93,8 @@ impl Serve {
             .map(|l| Worker { event_loop: l.clone(), connections: Arc::new(AtomicUsize::new(0)) })
             .collect();
         let acceptor = Acceptor {
-            runtime,
             workers,
+            next: AtomicUsize::new(0),
             max_per_loop: self.max_connections_per_loop,
             handler: Arc::new(handler),
         };
@@ -110,8 +110,10 @@ struct Worker {
 }
 
 struct Acceptor<F> {
-    runtime: Handle,
     workers: Vec<Worker>,
+    /// The acceptor's own round-robin over `workers`: sharing the group's `next()`
+    /// would let off-loop spawns and timers skew where connections land.
+    next: AtomicUsize,
     max_per_loop: Option<usize>,
     handler: Arc<F>,
 }
@@ -210,12 +212,13 @@ where
         drop(task);
     }
 
-    /// `next()`, skipping loops at their cap (at most one full round).
+    /// The next worker round-robin (a mask for power-of-two counts, a modulo
+    /// otherwise), skipping loops at their cap (at most one full round).
     fn choose(&self) -> Option<&Worker> {
-        let group = self.runtime.event_loops();
-        for _ in 0..self.workers.len() {
-            let next = group.next();
-            let worker = self.workers.iter().find(|w| w.event_loop == *next)?;
+        let n = self.workers.len();
+        for _ in 0..n {
+            let i = self.next.fetch_add(1, AcqRel);
+            let worker = &self.workers[if n.is_power_of_two() { i & (n - 1) } else { i % n }];
             match self.max_per_loop {
                 Some(max) if worker.connections.load(Acquire) >= max => continue,
                 _ => {

@@ -122,20 +122,21 @@ impl TcpStream {
         self.io.get_ref().ttl()
     }
 
-    /// Waits for any of `interest` and returns what is ready.
+    /// Waits for any of `interest` and returns everything of it that is ready.
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
         poll_fn(|cx| {
+            let mut ready = Ready::EMPTY;
             if interest.is_readable()
                 && let Poll::Ready(ev) = self.io.poll_read_ready(cx)
             {
-                return Poll::Ready(ev.map(|e| e.ready));
+                ready |= ev?.ready;
             }
             if interest.is_writable()
                 && let Poll::Ready(ev) = self.io.poll_write_ready(cx)
             {
-                return Poll::Ready(ev.map(|e| e.ready));
+                ready |= ev?.ready;
             }
-            Poll::Pending
+            if ready.is_empty() { Poll::Pending } else { Poll::Ready(Ok(ready)) }
         })
         .await
     }
@@ -225,7 +226,7 @@ impl TcpStream {
     }
 
     pub(crate) fn poll_write_priv(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.poll_write_with(cx, buf.len(), |s| (&*s).write(buf))
+        self.poll_write_with(cx, Some(buf.len()), |s| (&*s).write(buf))
     }
 
     pub(crate) fn poll_write_vectored_priv(
@@ -233,22 +234,26 @@ impl TcpStream {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let len = bufs.iter().map(|b| b.len()).sum();
-        self.poll_write_with(cx, len, |s| (&*s).write_vectored(bufs))
+        // No short-write shortcut here: `writev` takes at most IOV_MAX slices, so a
+        // short vectored write does not mean the send buffer is full.
+        self.poll_write_with(cx, None, |s| (&*s).write_vectored(bufs))
     }
 
     fn poll_write_with(
         &self,
         cx: &mut Context<'_>,
-        len: usize,
+        short_write_means_full: Option<usize>,
         mut op: impl FnMut(&mio::net::TcpStream) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
         loop {
             let ev = ready!(self.io.poll_write_ready(cx))?;
             match op(self.io.get_ref()) {
                 Ok(n) => {
-                    // A short write means the send buffer is full.
-                    if n > 0 && n < len {
+                    // A short plain write means the send buffer is full.
+                    if let Some(len) = short_write_means_full
+                        && n > 0
+                        && n < len
+                    {
                         self.io.clear_readiness(ev);
                     }
                     return Poll::Ready(Ok(n));

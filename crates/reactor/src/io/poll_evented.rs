@@ -49,6 +49,9 @@ impl Registration {
             shared.io.lock().unwrap_or_else(|e| e.into_inner()).remove(token);
             return Err(e);
         }
+        // Readiness is only delivered by a running loop: a registration counts as the
+        // first use of a lazily started one.
+        shared.ensure_started();
         Ok(Registration { shared, io })
     }
 
