@@ -34,6 +34,7 @@
 
 #![warn(missing_docs)]
 
+pub use netloop_macros::{main, test};
 pub use netloop_net::io;
 pub use netloop_scheduler::task::spawn;
 pub use netloop_scheduler::{runtime, task, time};

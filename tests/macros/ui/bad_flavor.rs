@@ -1,0 +1,2 @@
+#[netloop::main(flavor = "work_stealing")]
+async fn main() {}

@@ -1,0 +1,2 @@
+#[netloop::main]
+async fn main(_args: Vec<String>) {}

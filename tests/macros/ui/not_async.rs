@@ -1,0 +1,4 @@
+#[netloop::test]
+fn not_async() {}
+
+fn main() {}

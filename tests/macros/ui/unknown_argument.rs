@@ -1,0 +1,4 @@
+#[netloop::test(flavour = "multi_thread")]
+async fn typo() {}
+
+fn main() {}

@@ -1,0 +1,5 @@
+#[netloop::test(worker_threads = 2)]
+async fn workers() {}
+
+#[netloop::main(flavor = "current_thread", worker_threads = 2)]
+async fn main() {}
