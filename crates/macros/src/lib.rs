@@ -22,6 +22,8 @@
 
 #![warn(missing_docs)]
 
+mod select;
+
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{ToTokens, quote, quote_spanned};
@@ -278,4 +280,31 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(args, item, true)
+}
+
+/// The engine of `netloop::select!`; use that macro, not this one.
+#[doc(hidden)]
+#[proc_macro]
+pub fn select_internal(input: TokenStream) -> TokenStream {
+    select::select(input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// The engine of `netloop::join!`; use that macro, not this one.
+#[doc(hidden)]
+#[proc_macro]
+pub fn join_internal(input: TokenStream) -> TokenStream {
+    select::join(input.into(), false)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// The engine of `netloop::try_join!`; use that macro, not this one.
+#[doc(hidden)]
+#[proc_macro]
+pub fn try_join_internal(input: TokenStream) -> TokenStream {
+    select::join(input.into(), true)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }

@@ -42,6 +42,11 @@ pub use netloop_scheduler::{runtime, task, time};
 #[cfg(feature = "hyper")]
 pub mod hyper_rt;
 
+mod macros;
+
+#[doc(hidden)]
+pub mod __private;
+
 /// TCP networking (tokio's `net`), plus netloop's acceptor [`net::serve`].
 pub mod net {
     pub use netloop_net::{Serve, TcpListener, TcpStream, ToSocketAddrs, serve, tcp};

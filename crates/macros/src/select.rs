@@ -1,0 +1,334 @@
+//! `select!`, `join!` and `try_join!`: the proc-macro halves behind the `netloop`
+//! crate's declarative wrappers (which pass `$crate` as the first tokens).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::parse::{Parse, ParseStream};
+use syn::{Expr, Pat, Path, Token};
+
+/// `$crate;` followed by the user's input.
+struct WithCrate<T> {
+    krate: Path,
+    inner: T,
+}
+
+impl<T: Parse> Parse for WithCrate<T> {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let krate = input.call(Path::parse_mod_style)?;
+        input.parse::<Token![;]>()?;
+        Ok(WithCrate {
+            krate,
+            inner: input.parse()?,
+        })
+    }
+}
+
+struct Branch {
+    pat: Pat,
+    fut: Expr,
+    cond: Option<Expr>,
+    handler: Expr,
+}
+
+struct Select {
+    biased: bool,
+    branches: Vec<Branch>,
+    else_branch: Option<Expr>,
+}
+
+impl Parse for Select {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let mut biased = false;
+        if input.peek(syn::Ident) && input.fork().parse::<syn::Ident>()? == "biased" && input.peek2(Token![;]) {
+            input.parse::<syn::Ident>()?;
+            input.parse::<Token![;]>()?;
+            biased = true;
+        }
+        let mut branches = Vec::new();
+        let mut else_branch = None;
+        while !input.is_empty() {
+            if input.peek(Token![else]) {
+                input.parse::<Token![else]>()?;
+                input.parse::<Token![=>]>()?;
+                let e: Expr = input.parse()?;
+                if !input.is_empty() {
+                    input.parse::<Token![,]>()?;
+                }
+                if else_branch.replace(e).is_some() {
+                    return Err(input.error("select! has more than one `else` branch"));
+                }
+                continue;
+            }
+            let pat = Pat::parse_multi_with_leading_vert(input)?;
+            input.parse::<Token![=]>()?;
+            let fut = Expr::parse_without_eager_brace(input)?;
+            let cond = if input.peek(Token![,]) && input.peek2(Token![if]) {
+                input.parse::<Token![,]>()?;
+                input.parse::<Token![if]>()?;
+                Some(input.parse::<Expr>()?)
+            } else {
+                None
+            };
+            input.parse::<Token![=>]>()?;
+            let handler: Expr = input.parse()?;
+            let is_block = matches!(handler, Expr::Block(_));
+            if input.peek(Token![,]) {
+                input.parse::<Token![,]>()?;
+            } else if !is_block && !input.is_empty() {
+                return Err(input.error("expected `,` after a select! branch whose handler is not a block"));
+            }
+            branches.push(Branch {
+                pat,
+                fut,
+                cond,
+                handler,
+            });
+        }
+        if branches.is_empty() {
+            return Err(syn::Error::new(Span::call_site(), "select! needs at least one branch"));
+        }
+        if branches.len() > 64 {
+            return Err(syn::Error::new(
+                Span::call_site(),
+                "select! supports at most 64 branches",
+            ));
+        }
+        Ok(Select {
+            biased,
+            branches,
+            else_branch,
+        })
+    }
+}
+
+/// The branch pattern as used to test `&output` when the future completes: binding
+/// modifiers (`mut`, `ref`) dropped, since bindings there are by reference (tokio's
+/// `clean_pattern`).
+fn clean_pattern(pat: &mut Pat) {
+    match pat {
+        Pat::Ident(ident) => {
+            ident.by_ref = None;
+            ident.mutability = None;
+            if let Some((_, sub)) = &mut ident.subpat {
+                clean_pattern(sub);
+            }
+        }
+        Pat::Or(or) => or.cases.iter_mut().for_each(clean_pattern),
+        Pat::Paren(p) => clean_pattern(&mut p.pat),
+        Pat::Reference(r) => clean_pattern(&mut r.pat),
+        Pat::Slice(s) => s.elems.iter_mut().for_each(clean_pattern),
+        Pat::Struct(s) => s.fields.iter_mut().for_each(|f| clean_pattern(&mut f.pat)),
+        Pat::Tuple(t) => t.elems.iter_mut().for_each(clean_pattern),
+        Pat::TupleStruct(t) => t.elems.iter_mut().for_each(clean_pattern),
+        Pat::Type(t) => clean_pattern(&mut t.pat),
+        _ => {}
+    }
+}
+
+pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
+    let WithCrate { krate, inner } = syn::parse2::<WithCrate<Select>>(input)?;
+    let Select {
+        biased,
+        branches,
+        else_branch,
+    } = inner;
+    let n = branches.len();
+    let support = quote! { #krate::__private };
+    let futs: Vec<_> = (0..n).map(|i| format_ident!("__select_fut_{}", i)).collect();
+    let variants: Vec<_> = (0..n).map(|i| format_ident!("_{}", i)).collect();
+    let generics: Vec<_> = (0..n).map(|i| format_ident!("T{}", i)).collect();
+
+    let fut_decls = branches.iter().zip(&futs).map(|(b, f)| {
+        let e = &b.fut;
+        quote! { let mut #f = ::core::pin::pin!(::core::future::IntoFuture::into_future(#e)); }
+    });
+    let conds = branches.iter().enumerate().filter_map(|(i, b)| {
+        b.cond.as_ref().map(|c| {
+            let bit = 1u64 << i;
+            quote! { if !(#c) { __select_disabled |= #bit; } }
+        })
+    });
+    let arms = branches.iter().enumerate().map(|(i, b)| {
+        let f = &futs[i];
+        let v = &variants[i];
+        let mut pat = b.pat.clone();
+        clean_pattern(&mut pat);
+        let bit = 1u64 << i;
+        quote! {
+            #i => {
+                if __select_disabled & #bit != 0 {
+                    continue;
+                }
+                match ::core::future::Future::poll(#f.as_mut(), __select_cx) {
+                    ::core::task::Poll::Ready(__select_out) => {
+                        #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
+                        if let #pat = &__select_out {
+                            return ::core::task::Poll::Ready(__SelectOut::#v(__select_out));
+                        }
+                        // The output did not match the pattern: disable the branch.
+                        __select_disabled |= #bit;
+                    }
+                    ::core::task::Poll::Pending => __select_pending = true,
+                }
+            }
+        }
+    });
+    let handlers = branches.iter().enumerate().map(|(i, b)| {
+        let v = &variants[i];
+        let pat = &b.pat;
+        let h = &b.handler;
+        quote! {
+            #[allow(unreachable_patterns)]
+            __SelectOut::#v(#pat) => #h,
+        }
+    });
+    let else_arm = match else_branch {
+        Some(e) => quote! { __SelectOut::Disabled => #e, },
+        None => quote! {
+            __SelectOut::Disabled => ::core::panic!("all branches are disabled and there is no else branch"),
+        },
+    };
+    let start = if biased {
+        quote! { 0 }
+    } else {
+        quote! { #support::thread_rng_n(#n as u32) as usize }
+    };
+    Ok(quote! {{
+        enum __SelectOut<#(#generics,)*> {
+            #(#variants(#generics),)*
+            Disabled,
+        }
+        let mut __select_disabled: u64 = 0;
+        #(#conds)*
+        let __select_output = {
+            #(#fut_decls)*
+            ::core::future::poll_fn(|__select_cx| {
+                let __select_start: usize = #start;
+                let mut __select_pending = false;
+                for __select_i in 0..#n {
+                    let __select_branch = (__select_start + __select_i) % #n;
+                    match __select_branch {
+                        #(#arms)*
+                        _ => ::core::unreachable!(),
+                    }
+                }
+                if __select_pending {
+                    ::core::task::Poll::Pending
+                } else {
+                    ::core::task::Poll::Ready(__SelectOut::Disabled)
+                }
+            })
+            .await
+        };
+        #[allow(unreachable_patterns, unused_variables)]
+        match __select_output {
+            #(#handlers)*
+            #else_arm
+            _ => ::core::unreachable!("a select! output matched its pattern when it completed"),
+        }
+    }})
+}
+
+/// Comma-separated futures.
+struct Futures(Vec<Expr>);
+
+impl Parse for Futures {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let list = syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated(input)?;
+        Ok(Futures(list.into_iter().collect()))
+    }
+}
+
+pub(crate) fn join(input: TokenStream, try_join: bool) -> syn::Result<TokenStream> {
+    let WithCrate {
+        krate,
+        inner: Futures(exprs),
+    } = syn::parse2::<WithCrate<Futures>>(input)?;
+    let support = quote! { #krate::__private };
+    let n = exprs.len();
+    if n == 0 {
+        return Ok(if try_join {
+            quote! { ::core::result::Result::Ok(()) }
+        } else {
+            quote! { () }
+        });
+    }
+    let futs: Vec<_> = (0..n).map(|i| format_ident!("__join_fut_{}", i)).collect();
+    let decls = exprs.iter().zip(&futs).map(|(e, f)| {
+        quote! { let mut #f = ::core::pin::pin!(#support::MaybeDone::new(::core::future::IntoFuture::into_future(#e))); }
+    });
+    let polls = futs.iter().enumerate().map(|(i, f)| {
+        let check = if try_join {
+            quote! {
+                if let ::core::option::Option::Some(::core::result::Result::Err(_)) = #f.as_mut().output_ref() {
+                    return ::core::task::Poll::Ready(::core::result::Result::Err(#i));
+                }
+            }
+        } else {
+            quote! {}
+        };
+        quote! {
+            #i => {
+                if #f.as_mut().poll_done(__join_cx).is_pending() {
+                    __join_done = false;
+                }
+                #check
+            }
+        }
+    });
+    let outputs = futs
+        .iter()
+        .map(|f| quote! { #f.as_mut().take_output().expect("output taken once") });
+    let body = if try_join {
+        let unwrap_ok = futs.iter().map(|f| {
+            quote! {
+                match #f.as_mut().take_output().expect("output taken once") {
+                    ::core::result::Result::Ok(v) => v,
+                    ::core::result::Result::Err(_) => ::core::unreachable!(),
+                }
+            }
+        });
+        let err_arms = futs.iter().enumerate().map(|(i, f)| {
+            quote! {
+                #i => match #f.as_mut().take_output().expect("output taken once") {
+                    ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
+                    ::core::result::Result::Ok(_) => ::core::unreachable!(),
+                },
+            }
+        });
+        quote! {
+            match __join_result {
+                ::core::result::Result::Ok(()) => ::core::result::Result::Ok((#(#unwrap_ok,)*)),
+                ::core::result::Result::Err(__join_failed) => match __join_failed {
+                    #(#err_arms)*
+                    _ => ::core::unreachable!(),
+                },
+            }
+        }
+    } else {
+        quote! { (#(#outputs,)*) }
+    };
+    Ok(quote! {{
+        #(#decls)*
+        #[allow(unused_variables)]
+        let __join_result: ::core::result::Result<(), usize> = ::core::future::poll_fn(|__join_cx| {
+            let mut __join_done = true;
+            // Start at a different future each time, as tokio's join! does, so none is
+            // starved of the cooperative budget.
+            let __join_start: usize = #support::thread_rng_n(#n as u32) as usize;
+            for __join_i in 0..#n {
+                match (__join_start + __join_i) % #n {
+                    #(#polls)*
+                    _ => ::core::unreachable!(),
+                }
+            }
+            if __join_done {
+                ::core::task::Poll::Ready(::core::result::Result::Ok(()))
+            } else {
+                ::core::task::Poll::Pending
+            }
+        })
+        .await;
+        #body
+    }})
+}

@@ -1,0 +1,84 @@
+//! Support for the macros; not a public API.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+pub use netloop_macros::{join_internal, select_internal, try_join_internal};
+
+/// A uniform random number in `0..n` from a per-thread xorshift (branch order of
+/// `select!` and `join!`).
+pub fn thread_rng_n(n: u32) -> u32 {
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new({
+            // Seed from the thread-local's address and the clock: distinct per thread.
+            let addr = &() as *const () as u64;
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos() as u64);
+            (addr ^ nanos.rotate_left(32)) | 1
+        });
+    }
+    STATE.with(|s| {
+        let mut x = s.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        ((x >> 32) * u64::from(n) >> 32) as u32
+    })
+}
+
+pin_project_lite::pin_project! {
+    /// A future and then its output, for `join!`.
+    #[project = MaybeDoneProj]
+    #[project_replace = MaybeDoneReplace]
+    pub enum MaybeDone<F: Future> {
+        /// Still running.
+        Future { #[pin] future: F },
+        /// Finished; the output waits to be taken.
+        Done { output: F::Output },
+        /// The output was taken.
+        Gone,
+    }
+}
+
+impl<F: Future> MaybeDone<F> {
+    /// Wraps a future.
+    pub fn new(future: F) -> Self {
+        MaybeDone::Future { future }
+    }
+
+    /// Polls the future if it is still running; `Ready` once it has finished.
+    pub fn poll_done(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let output = match self.as_mut().project() {
+            MaybeDoneProj::Future { future } => match future.poll(cx) {
+                Poll::Ready(output) => output,
+                Poll::Pending => return Poll::Pending,
+            },
+            _ => return Poll::Ready(()),
+        };
+        self.set(MaybeDone::Done { output });
+        Poll::Ready(())
+    }
+
+    /// The output, if finished and not taken.
+    pub fn output_ref(self: Pin<&mut Self>) -> Option<&F::Output> {
+        match self.project() {
+            MaybeDoneProj::Done { output } => Some(output),
+            _ => None,
+        }
+    }
+
+    /// Takes the output, if finished and not taken.
+    pub fn take_output(mut self: Pin<&mut Self>) -> Option<F::Output> {
+        if !matches!(&*self, MaybeDone::Done { .. }) {
+            return None;
+        }
+        match self.as_mut().project_replace(MaybeDone::Gone) {
+            MaybeDoneReplace::Done { output } => Some(output),
+            _ => None,
+        }
+    }
+}
