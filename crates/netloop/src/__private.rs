@@ -26,7 +26,7 @@ pub fn thread_rng_n(n: u32) -> u32 {
         x ^= x >> 7;
         x ^= x << 17;
         s.set(x);
-        ((x >> 32) * u64::from(n) >> 32) as u32
+        (((x >> 32) * u64::from(n)) >> 32) as u32
     })
 }
 
