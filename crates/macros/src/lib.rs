@@ -20,7 +20,7 @@
 //! | `start_paused = bool` | start with time paused (current_thread; `test-util`) | false |
 //! | `crate = "path"` | where `netloop` is | `::netloop` |
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod select;
 

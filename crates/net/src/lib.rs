@@ -6,7 +6,7 @@
 //! and hands each connection to the next loop of the runtime, where the connection's
 //! socket is registered and its future runs for life, as a Netty channel does.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod addr;
 pub mod io;

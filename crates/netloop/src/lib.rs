@@ -32,7 +32,7 @@
 //! cross-thread traffic. tokio's work stealing wins when task sizes are very uneven and
 //! cannot be spread by connection.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub use netloop_macros::{main, test};
 pub use netloop_net::io;

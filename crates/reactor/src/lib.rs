@@ -67,7 +67,7 @@
 //! | 7. faults | `task.rs` (`run_caught`), `event_loop.rs` (poll error back-off) |
 //! | 8. metrics | [`LoopMetrics`] |
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod clock;
 mod config;

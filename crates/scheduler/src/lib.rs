@@ -24,7 +24,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod blocking;
 mod group;

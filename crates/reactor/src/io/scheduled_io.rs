@@ -19,7 +19,8 @@ const SHUTDOWN: usize = 1 << 8;
 const TICK_SHIFT: u32 = 16;
 const READY_MASK: usize = 0xff;
 
-/// A readiness observation, to hand back to [`clear_readiness`](ScheduledIo::clear_readiness).
+/// A readiness observation, to hand back to
+/// [`Registration::clear_readiness`](crate::io::Registration::clear_readiness).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadyEvent {
     pub(crate) tick: usize,
