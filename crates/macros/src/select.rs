@@ -38,12 +38,7 @@ struct Select {
 
 impl Parse for Select {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let mut biased = false;
-        if input.peek(syn::Ident) && input.fork().parse::<syn::Ident>()? == "biased" && input.peek2(Token![;]) {
-            input.parse::<syn::Ident>()?;
-            input.parse::<Token![;]>()?;
-            biased = true;
-        }
+        let biased = parse_biased(input)?;
         let mut branches = Vec::new();
         let mut else_branch = None;
         while !input.is_empty() {
@@ -61,7 +56,7 @@ impl Parse for Select {
             }
             let pat = Pat::parse_multi_with_leading_vert(input)?;
             input.parse::<Token![=]>()?;
-            let fut = Expr::parse_without_eager_brace(input)?;
+            let fut: Expr = input.parse()?;
             let cond = if input.peek(Token![,]) && input.peek2(Token![if]) {
                 input.parse::<Token![,]>()?;
                 input.parse::<Token![if]>()?;
@@ -188,11 +183,10 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
             __SelectOut::Disabled => ::core::panic!("all branches are disabled and there is no else branch"),
         },
     };
-    let start = if biased {
-        quote! { 0 }
-    } else {
-        quote! { #support::thread_rng_n(#n as u32) as usize }
-    };
+    let start = if biased || n == 1 { quote! { 0 } } else { quote! { #support::thread_rng_n(#n as u32) as usize } };
+    // No `% 1` in a one-branch expansion: clippy's modulo_one would fire in user code.
+    let branch_index =
+        if n == 1 { quote! { __select_start + __select_i } } else { quote! { (__select_start + __select_i) % #n } };
     Ok(quote! {{
         enum __SelectOut<#(#generics,)*> {
             #(#variants(#generics),)*
@@ -206,7 +200,7 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
                 let __select_start: usize = #start;
                 let mut __select_pending = false;
                 for __select_i in 0..#n {
-                    let __select_branch = (__select_start + __select_i) % #n;
+                    let __select_branch = #branch_index;
                     match __select_branch {
                         #(#arms)*
                         _ => ::core::unreachable!(),
@@ -220,6 +214,8 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
             })
             .await
         };
+        #[allow(unused_mut)]
+        let mut __select_output = __select_output;
         #[allow(unreachable_patterns, unused_variables)]
         match __select_output {
             #(#handlers)*
@@ -229,20 +225,34 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
     }})
 }
 
-/// Comma-separated futures.
-struct Futures(Vec<Expr>);
+/// Comma-separated futures, optionally after `biased;`.
+struct Futures {
+    biased: bool,
+    exprs: Vec<Expr>,
+}
 
 impl Parse for Futures {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let biased = parse_biased(input)?;
         let list = syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated(input)?;
-        Ok(Futures(list.into_iter().collect()))
+        Ok(Futures { biased, exprs: list.into_iter().collect() })
     }
+}
+
+/// Consumes a leading `biased;`, if present.
+fn parse_biased(input: ParseStream<'_>) -> syn::Result<bool> {
+    if input.peek(syn::Ident) && input.peek2(Token![;]) && input.fork().parse::<syn::Ident>()? == "biased" {
+        input.parse::<syn::Ident>()?;
+        input.parse::<Token![;]>()?;
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 pub(crate) fn join(input: TokenStream, try_join: bool) -> syn::Result<TokenStream> {
     let WithCrate {
         krate,
-        inner: Futures(exprs),
+        inner: Futures { biased, exprs },
     } = syn::parse2::<WithCrate<Futures>>(input)?;
     let support = quote! { #krate::__private };
     let n = exprs.len();
@@ -254,6 +264,8 @@ pub(crate) fn join(input: TokenStream, try_join: bool) -> syn::Result<TokenStrea
         });
     }
     let futs: Vec<_> = (0..n).map(|i| format_ident!("__join_fut_{}", i)).collect();
+    let start = if biased || n == 1 { quote! { 0 } } else { quote! { #support::thread_rng_n(#n as u32) as usize } };
+    let index = if n == 1 { quote! { __join_start + __join_i } } else { quote! { (__join_start + __join_i) % #n } };
     let decls = exprs.iter().zip(&futs).map(|(e, f)| {
         quote! { let mut #f = ::core::pin::pin!(#support::MaybeDone::new(::core::future::IntoFuture::into_future(#e))); }
     });
@@ -315,9 +327,9 @@ pub(crate) fn join(input: TokenStream, try_join: bool) -> syn::Result<TokenStrea
             let mut __join_done = true;
             // Start at a different future each time, as tokio's join! does, so none is
             // starved of the cooperative budget.
-            let __join_start: usize = #support::thread_rng_n(#n as u32) as usize;
+            let __join_start: usize = #start;
             for __join_i in 0..#n {
-                match (__join_start + __join_i) % #n {
+                match #index {
                     #(#polls)*
                     _ => ::core::unreachable!(),
                 }
