@@ -39,6 +39,12 @@ pub use netloop_net::io;
 pub use netloop_scheduler::task::spawn;
 pub use netloop_scheduler::{runtime, task, time};
 
+/// Synchronization primitives: tokio's `sync` module itself (channels, `Mutex`,
+/// `Notify`, `Semaphore`, ...), which is runtime-agnostic and works on netloop.
+pub mod sync {
+    pub use tokio::sync::*;
+}
+
 #[cfg(feature = "hyper")]
 pub mod hyper_rt;
 

@@ -5,9 +5,10 @@ use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Arc, OnceLock};
+use std::cell::Cell;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
 /// An opaque id of a spawned task, unique among the tasks of a process.
@@ -29,7 +30,9 @@ impl fmt::Display for Id {
 
 enum Repr {
     Cancelled,
-    Panic(Box<dyn Any + Send + 'static>),
+    /// In a mutex only so that `JoinError` is `Sync` (as tokio's is): the payload is
+    /// only ever reached through `&mut self` or by value.
+    Panic(Mutex<Box<dyn Any + Send + 'static>>),
 }
 
 /// A task failed to complete: it was cancelled (aborted, or its runtime shut down) or
@@ -49,7 +52,7 @@ impl JoinError {
 
     pub(crate) fn panic(id: Id, payload: Box<dyn Any + Send + 'static>) -> JoinError {
         JoinError {
-            repr: Repr::Panic(payload),
+            repr: Repr::Panic(Mutex::new(payload)),
             id,
         }
     }
@@ -74,7 +77,7 @@ impl JoinError {
     /// The panic payload, or the error back if the task was cancelled.
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
         match self.repr {
-            Repr::Panic(p) => Ok(p),
+            Repr::Panic(p) => Ok(p.into_inner().unwrap_or_else(|e| e.into_inner())),
             Repr::Cancelled => Err(self),
         }
     }
@@ -95,7 +98,7 @@ impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
             Repr::Cancelled => write!(f, "task {} was cancelled", self.id),
-            Repr::Panic(p) => match panic_message(p.as_ref()) {
+            Repr::Panic(p) => match panic_message(p) {
                 Some(msg) => write!(f, "task {} panicked with message {msg:?}", self.id),
                 None => write!(f, "task {} panicked", self.id),
             },
@@ -107,7 +110,7 @@ impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
             Repr::Cancelled => write!(f, "JoinError::Cancelled({:?})", self.id),
-            Repr::Panic(p) => match panic_message(p.as_ref()) {
+            Repr::Panic(p) => match panic_message(p) {
                 Some(msg) => write!(f, "JoinError::Panic({:?}, {msg:?}, ...)", self.id),
                 None => write!(f, "JoinError::Panic({:?}, ...)", self.id),
             },
@@ -126,6 +129,8 @@ impl From<JoinError> for std::io::Error {
 /// The abort flag shared by a task and its handles.
 pub(crate) struct AbortState {
     aborted: AtomicBool,
+    /// Set when the task's future completes or is dropped.
+    finished: AtomicBool,
     /// The task's own waker, recorded at its first poll. An async-task waker never
     /// changes for a given task, so it is set once and read without a lock.
     waker: OnceLock<Waker>,
@@ -150,6 +155,28 @@ pin_project_lite::pin_project! {
         abort: Arc<AbortState>,
         id: Id,
     }
+
+    impl<F> PinnedDrop for Guarded<F> {
+        fn drop(this: Pin<&mut Self>) {
+            this.abort.finished.store(true, Release);
+        }
+    }
+}
+
+thread_local! {
+    /// The id of the task being polled on this thread, for `task::id()`.
+    static CURRENT_ID: Cell<Option<Id>> = const { Cell::new(None) };
+}
+
+/// The id of the task polled on this thread, if any (tokio's `task::try_id`).
+pub fn try_id() -> Option<Id> {
+    CURRENT_ID.try_with(Cell::get).ok().flatten()
+}
+
+/// The id of the running task; panics outside a task (tokio's `task::id`).
+#[track_caller]
+pub fn id() -> Id {
+    try_id().expect("can't get a task id when not inside a task")
 }
 
 impl<F: Future> Future for Guarded<F> {
@@ -162,7 +189,10 @@ impl<F: Future> Future for Guarded<F> {
         }
         let id = *this.id;
         let future = this.future;
-        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+        let outer = CURRENT_ID.with(|c| c.replace(Some(id)));
+        let polled = catch_unwind(AssertUnwindSafe(|| future.poll(cx)));
+        CURRENT_ID.with(|c| c.set(outer));
+        match polled {
             Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
             Ok(Poll::Pending) => {
                 // Only a task that waits can be aborted while waiting, so the waker is
@@ -186,6 +216,7 @@ pub(crate) fn new_abort() -> (Arc<AbortState>, Id) {
     (
         Arc::new(AbortState {
             aborted: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
             waker: OnceLock::new(),
         }),
         Id::next(),
@@ -300,6 +331,11 @@ impl AbortHandle {
     /// True once `abort` was called on this task (by any handle).
     pub fn is_aborted(&self) -> bool {
         self.abort.aborted.load(Acquire)
+    }
+
+    /// True once the task has finished (completed, panicked or been cancelled).
+    pub fn is_finished(&self) -> bool {
+        self.abort.finished.load(Acquire)
     }
 
     /// The task's id.

@@ -136,8 +136,36 @@ impl<T> JoinSet<T> {
         }
     }
 
+    /// Like [`join_next`](Self::join_next), with the finished task's id.
+    pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        std::future::poll_fn(|cx| self.poll_join_next_with_id(cx)).await
+    }
+
+    /// Like [`try_join_next`](Self::try_join_next), with the finished task's id.
+    pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        match self.poll_join_next_with_id(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(r) => r,
+            Poll::Pending => None,
+        }
+    }
+
+    /// Like [`poll_join_next`](Self::poll_join_next), with the finished task's id.
+    pub fn poll_join_next_with_id(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<(Id, T), JoinError>>> {
+        let mut finished_id = None;
+        let polled = self.poll_join_next_inner(cx, &mut finished_id);
+        polled.map(|o| o.map(|r| r.map(|v| (finished_id.expect("set with the output"), v))))
+    }
+
     /// Polls for the next finished task.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.poll_join_next_inner(cx, &mut None)
+    }
+
+    fn poll_join_next_inner(
+        &mut self,
+        cx: &mut Context<'_>,
+        finished_id: &mut Option<Id>,
+    ) -> Poll<Option<Result<T, JoinError>>> {
         if self.tasks.is_empty() {
             return Poll::Ready(None);
         }
@@ -157,6 +185,7 @@ impl<T> JoinSet<T> {
             match Pin::new(handle).poll(cx) {
                 Poll::Ready(out) => {
                     self.tasks.remove(&id);
+                    *finished_id = Some(id);
                     return Poll::Ready(Some(out));
                 }
                 // Its future is gone but the output is not stored yet: the handle's

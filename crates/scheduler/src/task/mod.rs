@@ -5,7 +5,7 @@ mod join_set;
 mod local;
 pub(crate) mod spawn;
 
-pub use join::{AbortHandle, Id, JoinError, JoinHandle};
+pub use join::{AbortHandle, Id, JoinError, JoinHandle, id, try_id};
 pub use join_set::JoinSet;
 pub use local::LocalSet;
 pub use spawn::{spawn, spawn_local, spawn_pinned, spawn_pinned_on, yield_now};
