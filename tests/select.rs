@@ -2,7 +2,6 @@
 //! semantics. Channels are tokio's runtime-agnostic `tokio::sync`; the clock is paused
 //! wherever a test waits on timers, so no test waits in real time.
 
-
 use std::cell::{Cell, RefCell};
 use std::future::{Future, pending, poll_fn, ready};
 use std::task::Poll;

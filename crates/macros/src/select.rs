@@ -183,10 +183,17 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
             __SelectOut::Disabled => ::core::panic!("all branches are disabled and there is no else branch"),
         },
     };
-    let start = if biased || n == 1 { quote! { 0 } } else { quote! { #support::thread_rng_n(#n as u32) as usize } };
+    let start = if biased || n == 1 {
+        quote! { 0 }
+    } else {
+        quote! { #support::thread_rng_n(#n as u32) as usize }
+    };
     // No `% 1` in a one-branch expansion: clippy's modulo_one would fire in user code.
-    let branch_index =
-        if n == 1 { quote! { __select_start + __select_i } } else { quote! { (__select_start + __select_i) % #n } };
+    let branch_index = if n == 1 {
+        quote! { __select_start + __select_i }
+    } else {
+        quote! { (__select_start + __select_i) % #n }
+    };
     Ok(quote! {{
         enum __SelectOut<#(#generics,)*> {
             #(#variants(#generics),)*
@@ -235,7 +242,10 @@ impl Parse for Futures {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let biased = parse_biased(input)?;
         let list = syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated(input)?;
-        Ok(Futures { biased, exprs: list.into_iter().collect() })
+        Ok(Futures {
+            biased,
+            exprs: list.into_iter().collect(),
+        })
     }
 }
 
@@ -264,8 +274,16 @@ pub(crate) fn join(input: TokenStream, try_join: bool) -> syn::Result<TokenStrea
         });
     }
     let futs: Vec<_> = (0..n).map(|i| format_ident!("__join_fut_{}", i)).collect();
-    let start = if biased || n == 1 { quote! { 0 } } else { quote! { #support::thread_rng_n(#n as u32) as usize } };
-    let index = if n == 1 { quote! { __join_start + __join_i } } else { quote! { (__join_start + __join_i) % #n } };
+    let start = if biased || n == 1 {
+        quote! { 0 }
+    } else {
+        quote! { #support::thread_rng_n(#n as u32) as usize }
+    };
+    let index = if n == 1 {
+        quote! { __join_start + __join_i }
+    } else {
+        quote! { (__join_start + __join_i) % #n }
+    };
     let decls = exprs.iter().zip(&futs).map(|(e, f)| {
         quote! { let mut #f = ::core::pin::pin!(#support::MaybeDone::new(::core::future::IntoFuture::into_future(#e))); }
     });

@@ -30,7 +30,11 @@ impl Resolve {
             Resolve::Lookup(host) => {
                 let lookup = move || std::net::ToSocketAddrs::to_socket_addrs(&host).map(|a| a.collect::<Vec<_>>());
                 match netloop_scheduler::runtime::Handle::try_current() {
-                    Ok(h) => h.spawn_blocking(lookup).await.map_err(io::Error::from)?.map(Vec::into_iter),
+                    Ok(h) => h
+                        .spawn_blocking(lookup)
+                        .await
+                        .map_err(io::Error::from)?
+                        .map(Vec::into_iter),
                     Err(_) => lookup().map(Vec::into_iter),
                 }
             }
@@ -49,7 +53,14 @@ macro_rules! literal {
     )*};
 }
 
-literal!(SocketAddr, SocketAddrV4, SocketAddrV6, (IpAddr, u16), (Ipv4Addr, u16), (Ipv6Addr, u16));
+literal!(
+    SocketAddr,
+    SocketAddrV4,
+    SocketAddrV6,
+    (IpAddr, u16),
+    (Ipv4Addr, u16),
+    (Ipv6Addr, u16)
+);
 
 impl sealed::Sealed for &[SocketAddr] {}
 impl ToSocketAddrs for &[SocketAddr] {

@@ -69,7 +69,10 @@ pub struct Serve {
 impl Serve {
     /// An acceptor for `listener` with no connection cap.
     pub fn new(listener: TcpListener) -> Serve {
-        Serve { listener, max_connections_per_loop: None }
+        Serve {
+            listener,
+            max_connections_per_loop: None,
+        }
     }
 
     /// Caps the connections each loop serves at once. A connection arriving when every
@@ -90,7 +93,10 @@ impl Serve {
         let workers: Vec<Worker> = runtime
             .event_loops()
             .iter()
-            .map(|l| Worker { event_loop: l.clone(), connections: Arc::new(AtomicUsize::new(0)) })
+            .map(|l| Worker {
+                event_loop: l.clone(),
+                connections: Arc::new(AtomicUsize::new(0)),
+            })
             .collect();
         let acceptor = Acceptor {
             workers,
@@ -205,7 +211,9 @@ where
                 let _connection = connection;
                 match stream {
                     Ok(stream) => handler(stream, peer).await,
-                    Err(e) => tracing::warn!(target: "netloop::net", %peer, error = %e, "could not register a connection"),
+                    Err(e) => {
+                        tracing::warn!(target: "netloop::net", %peer, error = %e, "could not register a connection")
+                    }
                 }
             }
         });

@@ -74,7 +74,9 @@ impl ScheduledState {
 
     /// PENDING or RUNNING -> DONE.
     pub(crate) fn set_done(&self) {
-        let _ = self.status.fetch_update(AcqRel, Acquire, |s| matches!(s, PENDING | RUNNING).then_some(DONE));
+        let _ = self
+            .status
+            .fetch_update(AcqRel, Acquire, |s| matches!(s, PENDING | RUNNING).then_some(DONE));
     }
 
     pub(crate) fn is_pending(&self) -> bool {

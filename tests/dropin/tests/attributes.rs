@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use netloop_dropin::rt;
-use rt::time::{Instant, timeout};
 use netloop_dropin::rt::sync::{mpsc, oneshot};
+use rt::time::{Instant, timeout};
 
 const LIMIT: Duration = Duration::from_secs(5);
 

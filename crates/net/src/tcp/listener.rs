@@ -44,7 +44,9 @@ impl TcpListener {
     }
 
     fn new(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
-        Ok(TcpListener { io: register(listener, mio::Interest::READABLE)? })
+        Ok(TcpListener {
+            io: register(listener, mio::Interest::READABLE)?,
+        })
     }
 
     /// Accepts a connection.

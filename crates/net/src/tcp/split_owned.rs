@@ -28,7 +28,13 @@ pub struct OwnedWriteHalf {
 
 pub(crate) fn split_owned(stream: TcpStream) -> (OwnedReadHalf, OwnedWriteHalf) {
     let inner = Arc::new(stream);
-    (OwnedReadHalf { inner: inner.clone() }, OwnedWriteHalf { inner, shutdown_on_drop: true })
+    (
+        OwnedReadHalf { inner: inner.clone() },
+        OwnedWriteHalf {
+            inner,
+            shutdown_on_drop: true,
+        },
+    )
 }
 
 /// The halves given to [`OwnedReadHalf::reunite`] came from different streams.

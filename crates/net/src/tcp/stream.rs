@@ -60,15 +60,15 @@ impl TcpStream {
         match stream.io.get_ref().peer_addr() {
             Ok(_) => Ok(stream),
             // Not connected yet or refused: the socket error says which.
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => {
-                Err(stream.io.get_ref().take_error()?.unwrap_or(e))
-            }
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Err(stream.io.get_ref().take_error()?.unwrap_or(e)),
             Err(e) => Err(e),
         }
     }
 
     pub(crate) fn new(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
-        Ok(TcpStream { io: register(stream, mio::Interest::READABLE | mio::Interest::WRITABLE)? })
+        Ok(TcpStream {
+            io: register(stream, mio::Interest::READABLE | mio::Interest::WRITABLE)?,
+        })
     }
 
     /// Wraps a std stream (setting it non-blocking), registered with the current loop.
@@ -136,7 +136,11 @@ impl TcpStream {
             {
                 ready |= ev?.ready;
             }
-            if ready.is_empty() { Poll::Pending } else { Poll::Ready(Ok(ready)) }
+            if ready.is_empty() {
+                Poll::Pending
+            } else {
+                Poll::Ready(Ok(ready))
+            }
         })
         .await
     }
@@ -184,7 +188,11 @@ impl TcpStream {
 
     /// Runs `f` once if `interest` is ready, clearing readiness on `WouldBlock`.
     pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        let direction = if interest.is_readable() { Direction::Read } else { Direction::Write };
+        let direction = if interest.is_readable() {
+            Direction::Read
+        } else {
+            Direction::Write
+        };
         self.io.try_io(direction, |_| f())
     }
 

@@ -1,13 +1,13 @@
 //! `JoinHandle`, `JoinError` and `AbortHandle`, with tokio's semantics.
 
 use std::any::Any;
+use std::cell::Cell;
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::cell::Cell;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 

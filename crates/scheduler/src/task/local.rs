@@ -134,7 +134,11 @@ where
     F::Output: 'static,
 {
     shared.members.live.set(shared.members.live.get() + 1);
-    let member = Member { future, members: shared.members.clone(), key: None };
+    let member = Member {
+        future,
+        members: shared.members.clone(),
+        key: None,
+    };
     let guarded = guard_with(member, abort.clone(), id);
     let queue = shared.queue.clone();
     let (runnable, task) = async_task::spawn_local(guarded, move |r| queue.schedule(r));
@@ -163,7 +167,10 @@ impl LocalSet {
                     owner: thread::current().id(),
                     dropped: std::sync::atomic::AtomicBool::new(false),
                 }),
-                members: Rc::new(Members { live: Cell::new(0), wakers: RefCell::new(Some(slab::Slab::new())) }),
+                members: Rc::new(Members {
+                    live: Cell::new(0),
+                    wakers: RefCell::new(Some(slab::Slab::new())),
+                }),
             }),
         }
     }

@@ -10,9 +10,9 @@ mod sleep;
 mod timeout;
 
 pub use instant::Instant;
-pub use std::time::Duration;
 pub use interval::{Interval, MissedTickBehavior, interval, interval_at};
 pub use sleep::{Sleep, sleep, sleep_until};
+pub use std::time::Duration;
 pub use timeout::{Timeout, timeout, timeout_at};
 
 #[cfg(feature = "test-util")]

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use netloop_dropin::rt;
-use rt::time::{Instant, interval, sleep};
 use netloop_dropin::rt::sync::mpsc;
+use rt::time::{Instant, interval, sleep};
 
 const IDLE: Duration = Duration::from_millis(150);
 
