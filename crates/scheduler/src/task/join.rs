@@ -88,10 +88,13 @@ impl JoinError {
     }
 }
 
-fn panic_message(p: &(dyn Any + Send)) -> Option<&str> {
+/// The message of a `&str` or `String` panic payload. Takes the mutex itself, not
+/// `&dyn Any`: a `&Mutex<..>` would coerce to `&dyn Any` and never downcast.
+fn panic_message(p: &Mutex<Box<dyn Any + Send>>) -> Option<String> {
+    let p = p.lock().unwrap_or_else(|e| e.into_inner());
     p.downcast_ref::<&str>()
-        .copied()
-        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+        .map(|s| (*s).to_owned())
+        .or_else(|| p.downcast_ref::<String>().cloned())
 }
 
 impl fmt::Display for JoinError {
