@@ -7,6 +7,9 @@
 //!
 //! The runtime benchmarks (the shapes of tokio's `rt_multi_threaded` benches, on
 //! `netloop::runtime` with two workers, against tokio and smol) are in [`runtime`].
+//!
+//! The network benchmarks (echo and HTTP servers on one core, a load client on the
+//! other; netloop, tokio, smol and a raw mio loop) are in [`net`].
 
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
@@ -14,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use netloop_reactor::{DriveError, EventLoop, EventLoopHandle, LoopMetrics, ScheduledHandle};
 
+pub mod net;
 pub mod runtime;
 
 /// Tasks (or timers) per batch in every shape.
