@@ -26,9 +26,13 @@ pub(crate) fn now() -> u64 {
 
 /// Converts an `Instant` into a deadline; instants before the origin map to 1 (the past).
 pub(crate) fn from_instant(at: Instant) -> u64 {
-    let nanos = at.saturating_duration_since(origin()).as_nanos();
-    u64::try_from(nanos)
-        .unwrap_or(MAX_DEADLINE)
+    // u64 arithmetic rather than `as_nanos` (u128): this runs a few times per loop
+    // iteration.
+    let since = at.saturating_duration_since(origin());
+    since
+        .as_secs()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::from(since.subsec_nanos()))
         .saturating_add(1)
         .min(MAX_DEADLINE)
 }

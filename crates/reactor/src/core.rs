@@ -5,13 +5,13 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::Waker;
 
-use async_task::Runnable;
 use slab::Slab;
 
 use crate::LoopState;
 use crate::error::{RejectReason, RejectedExecution};
 use crate::scheduled::ScheduledQueue;
 use crate::shared::Shared;
+use crate::spawn::LoopRunnable;
 use crate::tail::TailTask;
 use crate::task::Task;
 
@@ -61,7 +61,7 @@ impl Local {
 
     /// A future woken on the loop's own thread: back of the run queue (a task that
     /// yields lets everything already queued run first).
-    pub(crate) fn push_wake(&self, runnable: Runnable) {
+    pub(crate) fn push_wake(&self, runnable: LoopRunnable) {
         if self.state.get() == LoopState::Terminated {
             // On the loop's thread, so dropping is allowed: this closes the task.
             drop(runnable);

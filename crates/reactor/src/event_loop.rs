@@ -261,32 +261,45 @@ impl Driver {
             || (self.graceful_start.is_none() && core.shared.state() >= LoopState::ShuttingDown)
     }
 
+    /// Tasks ready to run: the local run queue plus the inbox.
+    fn ready_tasks(&self, core: &Core) -> usize {
+        core.local.run_queue.borrow().len() + core.shared.inbox.len()
+    }
+
     /// One iteration of the run loop (spec section 3). True when the loop should exit.
+    ///
+    /// The clock is read at most three times: before a blocking select (for its
+    /// timeout and the busy time), after the select, and after processing I/O when
+    /// the I/O ratio needs the time I/O took (64 tasks or more ready). Everything else
+    /// reuses those readings.
     fn iteration(&mut self, core: &Core, limit: Option<u64>, extra_ready: &dyn Fn() -> bool) -> bool {
         let shared = &core.shared;
         self.counters.iterations += 1;
 
         // 1. Select strategy.
-        let before = clock::now();
-        self.counters.busy_nanos += before.saturating_sub(self.busy_since);
-        // Some(timeout) when this iteration blocked in select.
-        let mut blocked_for = None;
+        // Some((when it blocked, its timeout)) when this iteration blocked in select.
+        let mut blocked = None;
+        // True when the loop found nothing to do: busy time stops at `before`.
+        let mut went_idle = false;
         let polled = if self.has_tasks(core, extra_ready) {
             Some(self.selector.select(Some(Duration::ZERO)))
         } else {
+            went_idle = true;
+            let before = clock::now();
+            self.counters.busy_nanos += before.saturating_sub(self.busy_since);
             // Timer deadlines are on the loop's (possibly paused) clock; shutdown and
             // `run_once` caps on the real one: combine them as durations.
-            let timer_now = shared.clock.now();
+            let timer_now = if shared.clock.is_real() {
+                before
+            } else {
+                shared.clock.now()
+            };
             let next_timer = core.local.scheduled.borrow().peek_deadline();
-            let caps = [self.shutdown_wait_until, limit]
-                .into_iter()
-                .flatten()
-                .map(|cap| clock::until(before, cap));
-            let timeout = next_timer
-                .map(|d| clock::until(timer_now, d))
-                .into_iter()
-                .chain(caps)
-                .min();
+            let mut timeout = next_timer.map(|d| clock::until(timer_now, d));
+            for cap in [self.shutdown_wait_until, limit].into_iter().flatten() {
+                let cap = clock::until(before, cap);
+                timeout = Some(timeout.map_or(cap, |t| t.min(cap)));
+            }
             shared
                 .next_wakeup
                 .publish(timeout.map_or(NONE, |t| clock::after(timer_now, t)));
@@ -301,14 +314,16 @@ impl Driver {
                 }
                 Some(polled)
             } else {
-                blocked_for = timeout;
+                blocked = timeout.map(|t| (before, t));
                 Some(self.selector.select(timeout))
             };
             shared.next_wakeup.set_awake();
             polled
         };
         let io_start = clock::now();
-        self.busy_since = io_start;
+        if went_idle {
+            self.busy_since = io_start;
+        }
         match polled {
             None => self.selector.clear(),
             Some(Ok(())) => {}
@@ -326,18 +341,23 @@ impl Driver {
 
         // 3. Run tasks under the I/O ratio.
         let ran = if self.io_ratio == 100 {
-            self.run_all_tasks(core, None)
-        } else if io_events > 0 {
-            let io_time = clock::now().saturating_sub(io_start);
-            self.run_all_tasks(core, Some(io_time * (100 - self.io_ratio) / self.io_ratio))
+            self.run_all_tasks(core, io_start, None)
+        } else if io_events > 0 && self.ready_tasks(core) >= CLOCK_CHECK_INTERVAL as usize {
+            let io_end = clock::now();
+            let io_time = io_end.saturating_sub(io_start);
+            self.run_all_tasks(core, io_end, Some(io_time * (100 - self.io_ratio) / self.io_ratio))
         } else {
-            self.run_all_tasks(core, Some(0))
+            // The budget is only looked at after every 64th task. With fewer tasks
+            // ready, timing the I/O would cost a clock read that is almost never used,
+            // so a pass that still gets to its 64th task (tasks woken meanwhile) stops
+            // there, as an iteration without I/O does.
+            self.run_all_tasks(core, io_start, Some(0))
         };
 
         // 4. Tail tasks.
         self.run_tail_tasks(core);
 
-        if let Some(timeout) = blocked_for
+        if let Some((before, timeout)) = blocked
             && io_events == 0
             && wakeups == 0
             && ran == 0
@@ -349,6 +369,10 @@ impl Driver {
 
         // 5. Shutdown check.
         if shared.state() >= LoopState::ShuttingDown {
+            if ran > 0 {
+                // Only the quiet period needs this, so it is only read while shutting down.
+                self.last_execution = clock::now();
+            }
             if core.local.state.get() < LoopState::ShuttingDown {
                 core.local.state.set(LoopState::ShuttingDown);
             }
@@ -425,10 +449,15 @@ impl Driver {
     /// Netty's `runAllTasks`: `budget` is the time for tasks in nanos (`Some(0)` runs
     /// at most 64), `None` runs every task that was ready when the pass began.
     /// Returns how many tasks ran.
-    fn run_all_tasks(&mut self, core: &Core, budget: Option<u64>) -> u64 {
+    /// `start` is a recent reading of the clock, taken by the caller.
+    fn run_all_tasks(&mut self, core: &Core, start: u64, budget: Option<u64>) -> u64 {
         self.fetch_from_inbox(core);
-        self.fetch_from_scheduled(core, core.shared.clock.now());
-        let start = clock::now();
+        let timer_now = if core.shared.clock.is_real() {
+            start
+        } else {
+            core.shared.clock.now()
+        };
+        self.fetch_from_scheduled(core, timer_now);
         let deadline = budget.map(|b| if b == 0 { 0 } else { start.saturating_add(b) });
         let mut limit = match budget {
             None => core.local.run_queue.borrow().len(),
@@ -443,15 +472,12 @@ impl Driver {
             ran += 1;
             if ran % CLOCK_CHECK_INTERVAL == 0
                 && let Some(deadline) = deadline
-                && clock::now() >= deadline
+                && (deadline == 0 || clock::now() >= deadline)
             {
                 break;
             }
         }
-        if ran > 0 {
-            self.counters.tasks_run += ran;
-            self.last_execution = clock::now();
-        }
+        self.counters.tasks_run += ran;
         ran
     }
 
@@ -611,7 +637,7 @@ impl Driver {
         for _ in 0..FINAL_DRAIN_PASSES {
             self.adopt_orphans(core);
             self.cancel_scheduled_tasks(core);
-            let ran = self.run_all_tasks(core, None) + self.run_tail_tasks(core);
+            let ran = self.run_all_tasks(core, clock::now(), None) + self.run_tail_tasks(core);
             let hooks = self.run_shutdown_hooks(core);
             if ran == 0 && !hooks && core.local.run_queue.borrow().is_empty() && core.shared.inbox.is_empty() {
                 break;

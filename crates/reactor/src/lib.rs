@@ -90,7 +90,6 @@ mod task;
 mod termination;
 mod wakeup;
 
-pub use async_task::{FallibleTask, Task};
 pub use clock::{Clock, ClockError};
 pub use config::{
     BuildError, DEFAULT_EVENTS_CAPACITY, DEFAULT_IO_RATIO, DEFAULT_QUIET_PERIOD, DEFAULT_SHUTDOWN_TIMEOUT,
@@ -102,6 +101,7 @@ pub use error::{
 pub use event_loop::EventLoop;
 pub use handle::{EventLoopHandle, ScheduledHandle};
 pub use metrics::LoopMetrics;
+pub use spawn::{FallibleTask, Task, TaskMeta};
 pub use tail::TailTaskHandle;
 pub use termination::TerminationFuture;
 

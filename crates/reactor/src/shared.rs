@@ -5,7 +5,6 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use async_task::Runnable;
 use slab::Slab;
 
 use crate::LoopState;
@@ -14,6 +13,7 @@ use crate::error::RejectedExecution;
 use crate::inbox::Inbox;
 use crate::io::scheduled_io::ScheduledIo;
 use crate::metrics::{ProducerCounters, Published};
+use crate::spawn::LoopRunnable;
 use crate::task::Task;
 use crate::termination::Termination;
 use crate::wakeup::NextWakeup;
@@ -92,7 +92,7 @@ pub(crate) struct Shared {
     pub(crate) termination: Termination,
     /// Wakes that arrived after the inbox closed; the final drain runs or drops them on
     /// the loop's thread. `None` once the loop terminated.
-    pub(crate) orphans: Mutex<Option<Vec<Runnable>>>,
+    pub(crate) orphans: Mutex<Option<Vec<LoopRunnable>>>,
     pub(crate) shutdown_hooks: Mutex<Vec<Box<dyn FnOnce() + Send + 'static>>>,
     starter: OnceLock<Box<dyn Fn() + Send + Sync + 'static>>,
     start_requested: AtomicBool,
@@ -213,13 +213,9 @@ impl Shared {
         }
     }
 
-    /// Sends a runnable back to its loop: the local run queue on the loop's thread,
-    /// else the inbox plus the wakeup protocol. Hands it back if the inbox has closed.
-    fn push_runnable(&self, runnable: Runnable) -> Result<(), Runnable> {
-        let runnable = match context::on_own_core(self, runnable, |core, r| core.local.push_wake(r)) {
-            Ok(()) => return Ok(()),
-            Err(runnable) => runnable,
-        };
+    /// Sends a runnable from another thread to this loop: the inbox plus the wakeup
+    /// protocol. Hands it back if the inbox has closed.
+    fn push_remote(&self, runnable: LoopRunnable) -> Result<(), LoopRunnable> {
         match self.inbox.push(Task::Runnable(runnable)) {
             Ok(()) => {
                 self.wake(0);
@@ -235,22 +231,41 @@ impl Shared {
     /// down meanwhile, the runnable is dropped right here: its future has never run
     /// (for `spawn_pinned` it is still only the `Send` closure), so dropping it on this
     /// thread is sound, and it resolves the task's handle as cancelled.
-    pub(crate) fn schedule_new(&self, runnable: Runnable) {
-        if let Err(runnable) = self.push_runnable(runnable) {
+    pub(crate) fn schedule_new(&self, runnable: LoopRunnable) {
+        let runnable = match context::on_own_core(self, runnable, |core, r| core.local.push_wake(r)) {
+            Ok(()) => return,
+            Err(runnable) => runnable,
+        };
+        if let Err(runnable) = self.push_remote(runnable) {
             drop(runnable);
         }
     }
 
-    /// async-task's schedule function: a woken future goes back to its loop.
-    pub(crate) fn schedule_runnable(&self, runnable: Runnable) {
-        if let Err(runnable) = self.push_runnable(runnable) {
-            self.orphan(runnable);
+    /// async-task's schedule function: a woken future goes back to its loop, the one
+    /// in its metadata. On that loop's own thread it goes to the local run queue (no
+    /// atomics, no wake); from anywhere else through the inbox.
+    pub(crate) fn schedule_runnable(runnable: LoopRunnable) {
+        // Only the address is kept: the metadata's borrow ends before the move.
+        let target = Arc::as_ptr(&runnable.metadata().shared);
+        let runnable = context::with_core(move |core| match core {
+            Some(core) if std::ptr::eq(Arc::as_ptr(&core.shared), target) => {
+                core.local.push_wake(runnable);
+                None
+            }
+            _ => Some(runnable),
+        });
+        let Some(runnable) = runnable else { return };
+        // Another thread: keep the loop alive for the whole push (once the runnable is
+        // queued, the loop may run the task to completion and drop its metadata).
+        let shared = runnable.metadata().shared.clone();
+        if let Err(runnable) = shared.push_remote(runnable) {
+            shared.orphan(runnable);
         }
     }
 
     /// A wake that lost the race with shutdown. The runnable must not be dropped here:
     /// a `spawn_local` future dropped off its thread aborts the process.
-    fn orphan(&self, runnable: Runnable) {
+    fn orphan(&self, runnable: LoopRunnable) {
         let mut orphans = self.orphans.lock().unwrap_or_else(|e| e.into_inner());
         match orphans.as_mut() {
             Some(list) => list.push(runnable),

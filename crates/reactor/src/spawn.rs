@@ -1,5 +1,10 @@
 //! Futures on the loop, with async-task.
 //!
+//! Every task carries its loop in async-task's task metadata ([`TaskMeta`]), so the
+//! schedule function is a zero-sized `fn`: async-task then schedules a woken task
+//! without taking and dropping a temporary waker reference (two atomic operations per
+//! wake that a capturing closure would cost).
+//!
 //! Every spawned future is wrapped in [`Tracked`], which records the task's waker in the
 //! loop's task set the first time it returns `Pending` and removes it when the future is
 //! dropped. At
@@ -12,7 +17,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use async_task::{Builder, Runnable, Task};
+use async_task::{Builder, Runnable};
 
 use crate::LoopState;
 use crate::context;
@@ -23,10 +28,14 @@ const UNTRACKED: usize = usize::MAX;
 
 pin_project_lite::pin_project! {
     /// A spawned future plus its slot in the loop's live-task set.
+    ///
+    /// It names its loop by id only: a task is polled and dropped on its own loop's
+    /// thread once it has pended, so the loop driven by the current thread is its own
+    /// (the id check guards that assumption for free).
     pub(crate) struct Tracked<F> {
         #[pin]
         future: F,
-        shared: Arc<Shared>,
+        loop_id: u64,
         key: usize,
     }
 
@@ -34,18 +43,22 @@ pin_project_lite::pin_project! {
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
             if *this.key != UNTRACKED {
-                let key = *this.key;
-                context::with_own_core(this.shared, |core| core.local.untrack(key));
+                let (key, loop_id) = (*this.key, *this.loop_id);
+                context::with_core(|core| {
+                    if let Some(core) = core.filter(|c| c.shared.id == loop_id) {
+                        core.local.untrack(key);
+                    }
+                });
             }
         }
     }
 }
 
 impl<F> Tracked<F> {
-    fn new(future: F, shared: &Arc<Shared>) -> Self {
+    fn new(future: F, shared: &Shared) -> Self {
         Tracked {
             future,
-            shared: shared.clone(),
+            loop_id: shared.id,
             key: UNTRACKED,
         }
     }
@@ -60,8 +73,12 @@ impl<F: Future> Future for Tracked<F> {
         // Only a task that waits can be left behind at termination, so it joins the
         // live-task set the first time it pends (most short tasks never do).
         if poll.is_pending() && *this.key == UNTRACKED {
-            let waker = cx.waker();
-            if let Some(Some(key)) = context::with_own_core(this.shared, |core| core.local.track(waker.clone())) {
+            let (waker, loop_id) = (cx.waker(), *this.loop_id);
+            let tracked = context::with_core(|core| match core {
+                Some(core) if core.shared.id == loop_id => core.local.track(waker.clone()),
+                _ => None,
+            });
+            if let Some(key) = tracked {
                 *this.key = key;
             }
         }
@@ -69,8 +86,37 @@ impl<F: Future> Future for Tracked<F> {
     }
 }
 
-fn schedule_fn(shared: Arc<Shared>) -> impl Fn(Runnable) + Send + Sync + 'static {
-    move |runnable| shared.schedule_runnable(runnable)
+/// What async-task keeps in every loop task's header: the loop it belongs to.
+///
+/// It is what makes the schedule function zero-sized (see the module docs). Reached
+/// through [`Task::metadata`](async_task::Task::metadata); it has no public API yet.
+pub struct TaskMeta {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for TaskMeta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskMeta").field("loop_id", &self.shared.id).finish()
+    }
+}
+
+/// A future spawned on a loop: async-task's `Task` with the loop in its header.
+pub type Task<T> = async_task::Task<T, TaskMeta>;
+/// [`Task::fallible`]'s result for a loop task.
+pub type FallibleTask<T> = async_task::FallibleTask<T, TaskMeta>;
+/// A loop task's turn to run.
+pub(crate) type LoopRunnable = Runnable<TaskMeta>;
+
+/// async-task's schedule function for every loop task. Zero-sized: the loop comes
+/// from the task's metadata.
+fn schedule(runnable: LoopRunnable) {
+    Shared::schedule_runnable(runnable);
+}
+
+fn builder(shared: &Arc<Shared>) -> Builder<TaskMeta> {
+    Builder::new()
+        .propagate_panic(true)
+        .metadata(TaskMeta { shared: shared.clone() })
 }
 
 /// Spawns a `Send` future on the loop `shared` belongs to, from any thread.
@@ -90,9 +136,7 @@ where
         return Err(RejectedExecution::new(reason, None));
     }
     let tracked = Tracked::new(future, shared);
-    let (runnable, task) = Builder::new()
-        .propagate_panic(true)
-        .spawn(move |_| tracked, schedule_fn(shared.clone()));
+    let (runnable, task) = builder(shared).spawn(move |_| tracked, schedule);
     shared.schedule_new(runnable);
     Ok(task)
 }
@@ -108,9 +152,7 @@ where
             return Err(SpawnLocalError::Shutdown);
         }
         let tracked = Tracked::new(future, shared);
-        let (runnable, task) = Builder::new()
-            .propagate_panic(true)
-            .spawn_local(move |_| tracked, schedule_fn(shared.clone()));
+        let (runnable, task) = builder(shared).spawn_local(move |_| tracked, schedule);
         core.local.push_wake(runnable);
         Ok(task)
     })
@@ -177,11 +219,7 @@ where
     // rejected before its first poll, whose future still holds only `make: Send`. So the
     // `!Send` value is created, polled and dropped on a single thread. The output is
     // `Send`, so the `Task` may be awaited and dropped anywhere.
-    let (runnable, task) = unsafe {
-        Builder::new()
-            .propagate_panic(true)
-            .spawn_unchecked(move |_| tracked, schedule_fn(shared.clone()))
-    };
+    let (runnable, task) = unsafe { builder(shared).spawn_unchecked(move |_| tracked, schedule) };
     shared.schedule_new(runnable);
     Ok(task)
 }

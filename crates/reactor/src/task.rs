@@ -3,15 +3,14 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use async_task::Runnable;
-
 use crate::scheduled::{ScheduledState, ScheduledTask};
+use crate::spawn::LoopRunnable;
 use crate::tail::TailTask;
 
 /// One entry of the local run queue or the inbox.
 pub(crate) enum Task {
     /// A future's turn to be polled (async-task).
-    Runnable(Runnable),
+    Runnable(LoopRunnable),
     /// A closure from `execute`.
     Closure(Box<dyn FnOnce() + Send + 'static>),
     /// A scheduled task whose deadline has come (moved here from the heap).

@@ -79,7 +79,7 @@ impl BlockingPool {
         let pool = self.clone();
         let (runnable, task) = async_task::spawn(guarded, move |r| pool.schedule(r));
         runnable.schedule();
-        JoinHandle::new(task, abort, id)
+        JoinHandle::new_plain(task, abort, id)
     }
 
     fn schedule(&self, runnable: Runnable) {

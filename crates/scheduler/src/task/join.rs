@@ -238,15 +238,55 @@ pub(crate) fn guard_with<F: Future>(future: F, abort: Arc<AbortState>, id: Id) -
 /// cancels it; awaiting then gives a [`JoinError`] for which `is_cancelled()` is true,
 /// unless the task had already finished.
 pub struct JoinHandle<T> {
-    task: Option<async_task::FallibleTask<Result<T, JoinError>>>,
+    task: Option<Inner<Result<T, JoinError>>>,
     abort: Arc<AbortState>,
     id: Id,
 }
 
+/// The async-task task behind a handle: one on an event loop (its header names the
+/// loop), or one of the blocking pool or a `LocalSet` (no metadata).
+enum Inner<R> {
+    Loop(netloop_reactor::FallibleTask<R>),
+    Plain(async_task::FallibleTask<R>),
+}
+
+impl<R> Inner<R> {
+    fn is_finished(&self) -> bool {
+        match self {
+            Inner::Loop(t) => t.is_finished(),
+            Inner::Plain(t) => t.is_finished(),
+        }
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<R>> {
+        match self {
+            Inner::Loop(t) => Pin::new(t).poll(cx),
+            Inner::Plain(t) => Pin::new(t).poll(cx),
+        }
+    }
+
+    fn detach(self) {
+        match self {
+            Inner::Loop(t) => t.detach(),
+            Inner::Plain(t) => t.detach(),
+        }
+    }
+}
+
 impl<T> JoinHandle<T> {
-    pub(crate) fn new(task: async_task::Task<Result<T, JoinError>>, abort: Arc<AbortState>, id: Id) -> Self {
+    /// A handle for a task spawned on an event loop.
+    pub(crate) fn new(task: netloop_reactor::Task<Result<T, JoinError>>, abort: Arc<AbortState>, id: Id) -> Self {
         JoinHandle {
-            task: Some(task.fallible()),
+            task: Some(Inner::Loop(task.fallible())),
+            abort,
+            id,
+        }
+    }
+
+    /// A handle for a task of the blocking pool or a `LocalSet`.
+    pub(crate) fn new_plain(task: async_task::Task<Result<T, JoinError>>, abort: Arc<AbortState>, id: Id) -> Self {
+        JoinHandle {
+            task: Some(Inner::Plain(task.fallible())),
             abort,
             id,
         }
@@ -265,7 +305,7 @@ impl<T> JoinHandle<T> {
 
     /// True once the task has finished (completed, panicked or been cancelled).
     pub fn is_finished(&self) -> bool {
-        self.task.as_ref().is_none_or(|t| t.is_finished())
+        self.task.as_ref().is_none_or(Inner::is_finished)
     }
 
     /// A handle that can abort the task without owning the output.
@@ -292,7 +332,7 @@ impl<T> Future for JoinHandle<T> {
         let Some(task) = self.task.as_mut() else {
             return Poll::Ready(Err(JoinError::cancelled(id)));
         };
-        match Pin::new(task).poll(cx) {
+        match task.poll(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Some(out)) => Poll::Ready(out),
             // The runnable was dropped unrun: the loop shut down.

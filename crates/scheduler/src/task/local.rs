@@ -143,7 +143,7 @@ where
     let queue = shared.queue.clone();
     let (runnable, task) = async_task::spawn_local(guarded, move |r| queue.schedule(r));
     runnable.schedule();
-    JoinHandle::new(task, abort, id)
+    JoinHandle::new_plain(task, abort, id)
 }
 
 /// Spawns into the set being driven on this thread, if any.
