@@ -15,10 +15,32 @@ use std::task::{Context, Poll, Waker};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Id(u64);
 
+/// Ids a thread takes from the global counter at a time, so that spawning threads do
+/// not all bounce one cache line for every task.
+const ID_BLOCK: u64 = 1024;
+
 impl Id {
     pub(crate) fn next() -> Id {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        Id(NEXT.fetch_add(1, Relaxed))
+        static NEXT_BLOCK: AtomicU64 = AtomicU64::new(1);
+        thread_local! {
+            /// The next id of this thread's block, and the end of the block.
+            static BLOCK: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+        }
+        let take_block = || {
+            let start = NEXT_BLOCK.fetch_add(ID_BLOCK, Relaxed);
+            (start, start + ID_BLOCK)
+        };
+        BLOCK
+            .try_with(|b| {
+                let (mut next, mut end) = b.get();
+                if next == end {
+                    (next, end) = take_block();
+                }
+                b.set((next + 1, end));
+                Id(next)
+            })
+            // During thread teardown: a block of one.
+            .unwrap_or_else(|_| Id(take_block().0))
     }
 }
 
@@ -390,5 +412,27 @@ impl AbortHandle {
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AbortHandle").field("id", &self.id).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn ids_are_unique_across_threads_and_blocks() {
+        let per_thread = 3 * ID_BLOCK as usize + 7;
+        let threads: Vec<_> = (0..4)
+            .map(|_| std::thread::spawn(move || (0..per_thread).map(|_| Id::next()).collect::<Vec<_>>()))
+            .collect();
+        let mut seen = HashSet::new();
+        for t in threads {
+            for id in t.join().unwrap() {
+                assert!(seen.insert(id), "duplicate task id {id}");
+            }
+        }
+        assert_eq!(seen.len(), 4 * per_thread);
+        assert!(!seen.contains(&Id(0)), "0 is never handed out");
     }
 }
