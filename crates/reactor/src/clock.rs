@@ -106,6 +106,12 @@ impl Clock {
         }
     }
 
+    /// Now, on this clock, given `real_now` (a fresh `now()` reading) to reuse when the
+    /// clock is the plain monotonic one, which saves the loop a read.
+    pub(crate) fn now_from(&self, real_now: u64) -> u64 {
+        if self.is_real() { real_now } else { self.now() }
+    }
+
     /// Now, on this clock, as an `Instant`.
     pub fn now_instant(&self) -> Instant {
         to_instant(self.now())

@@ -289,11 +289,7 @@ impl Driver {
             self.counters.busy_nanos += before.saturating_sub(self.busy_since);
             // Timer deadlines are on the loop's (possibly paused) clock; shutdown and
             // `run_once` caps on the real one: combine them as durations.
-            let timer_now = if shared.clock.is_real() {
-                before
-            } else {
-                shared.clock.now()
-            };
+            let timer_now = shared.clock.now_from(before);
             let next_timer = core.local.scheduled.borrow().peek_deadline();
             let mut timeout = next_timer.map(|d| clock::until(timer_now, d));
             for cap in [self.shutdown_wait_until, limit].into_iter().flatten() {
@@ -452,11 +448,7 @@ impl Driver {
     /// `start` is a recent reading of the clock, taken by the caller.
     fn run_all_tasks(&mut self, core: &Core, start: u64, budget: Option<u64>) -> u64 {
         self.fetch_from_inbox(core);
-        let timer_now = if core.shared.clock.is_real() {
-            start
-        } else {
-            core.shared.clock.now()
-        };
+        let timer_now = core.shared.clock.now_from(start);
         self.fetch_from_scheduled(core, timer_now);
         let deadline = budget.map(|b| if b == 0 { 0 } else { start.saturating_add(b) });
         let mut limit = match budget {

@@ -247,14 +247,9 @@ impl Shared {
     pub(crate) fn schedule_runnable(runnable: LoopRunnable) {
         // Only the address is kept: the metadata's borrow ends before the move.
         let target = Arc::as_ptr(&runnable.metadata().shared);
-        let runnable = context::with_core(move |core| match core {
-            Some(core) if std::ptr::eq(Arc::as_ptr(&core.shared), target) => {
-                core.local.push_wake(runnable);
-                None
-            }
-            _ => Some(runnable),
-        });
-        let Some(runnable) = runnable else { return };
+        let Err(runnable) = context::on_core_at(target, runnable, |core, r| core.local.push_wake(r)) else {
+            return;
+        };
         // Another thread: keep the loop alive for the whole push (once the runnable is
         // queued, the loop may run the task to completion and drop its metadata).
         let shared = runnable.metadata().shared.clone();

@@ -43,12 +43,8 @@ pin_project_lite::pin_project! {
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
             if *this.key != UNTRACKED {
-                let (key, loop_id) = (*this.key, *this.loop_id);
-                context::with_core(|core| {
-                    if let Some(core) = core.filter(|c| c.shared.id == loop_id) {
-                        core.local.untrack(key);
-                    }
-                });
+                let key = *this.key;
+                context::with_loop_id(*this.loop_id, |core| core.local.untrack(key));
             }
         }
     }
@@ -73,12 +69,8 @@ impl<F: Future> Future for Tracked<F> {
         // Only a task that waits can be left behind at termination, so it joins the
         // live-task set the first time it pends (most short tasks never do).
         if poll.is_pending() && *this.key == UNTRACKED {
-            let (waker, loop_id) = (cx.waker(), *this.loop_id);
-            let tracked = context::with_core(|core| match core {
-                Some(core) if core.shared.id == loop_id => core.local.track(waker.clone()),
-                _ => None,
-            });
-            if let Some(key) = tracked {
+            let waker = cx.waker();
+            if let Some(Some(key)) = context::with_loop_id(*this.loop_id, |core| core.local.track(waker.clone())) {
                 *this.key = key;
             }
         }
