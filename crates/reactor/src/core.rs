@@ -9,9 +9,9 @@ use slab::Slab;
 
 use crate::LoopState;
 use crate::error::{RejectReason, RejectedExecution};
+use crate::loop_task::LoopRunnable;
 use crate::scheduled::ScheduledQueue;
 use crate::shared::Shared;
-use crate::spawn::LoopRunnable;
 use crate::tail::TailTask;
 use crate::task::Task;
 

@@ -478,7 +478,7 @@ impl Driver {
             Task::Runnable(runnable) => {
                 coop::with_budget(|| {
                     run_caught("future", || {
-                        runnable.run();
+                        runnable.run(core);
                     })
                 });
             }

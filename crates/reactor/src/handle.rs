@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
-use crate::spawn::Task as AsyncTask;
+use crate::loop_task::Task as AsyncTask;
 
 use crate::LoopState;
 use crate::clock;

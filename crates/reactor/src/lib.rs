@@ -79,6 +79,7 @@ mod event_loop;
 mod handle;
 mod inbox;
 pub mod io;
+mod loop_task;
 mod metrics;
 mod scheduled;
 mod shared;
@@ -100,8 +101,8 @@ pub use error::{
 };
 pub use event_loop::EventLoop;
 pub use handle::{EventLoopHandle, ScheduledHandle};
+pub use loop_task::{AbortHandle, FallibleTask, Task};
 pub use metrics::LoopMetrics;
-pub use spawn::{FallibleTask, Task, TaskMeta};
 pub use tail::TailTaskHandle;
 pub use termination::TerminationFuture;
 

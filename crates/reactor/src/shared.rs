@@ -12,8 +12,8 @@ use crate::context;
 use crate::error::RejectedExecution;
 use crate::inbox::Inbox;
 use crate::io::scheduled_io::ScheduledIo;
+use crate::loop_task::LoopRunnable;
 use crate::metrics::{ProducerCounters, Published};
-use crate::spawn::LoopRunnable;
 use crate::task::Task;
 use crate::termination::Termination;
 use crate::wakeup::NextWakeup;
@@ -241,36 +241,25 @@ impl Shared {
         }
     }
 
-    /// async-task's schedule function: a woken future goes back to its loop, the one
-    /// in its metadata. On that loop's own thread it goes to the local run queue (no
-    /// atomics, no wake); from anywhere else through the inbox.
-    pub(crate) fn schedule_runnable(runnable: LoopRunnable) {
-        // Only the address is kept: the metadata's borrow ends before the move.
-        let target = Arc::as_ptr(&runnable.metadata().shared);
-        let Err(runnable) = context::on_core_at(target, runnable, |core, r| core.local.push_wake(r)) else {
-            return;
-        };
-        // Another thread: keep the loop alive for the whole push (once the runnable is
-        // queued, the loop may run the task to completion and drop its metadata).
-        let shared = runnable.metadata().shared.clone();
-        if let Err(runnable) = shared.push_remote(runnable) {
-            shared.orphan(runnable);
+    /// A loop task woken on another thread: through the inbox, or, if the inbox has
+    /// closed, onto the orphans that the final drain adopts.
+    pub(crate) fn send_remote(&self, runnable: LoopRunnable) {
+        if let Err(runnable) = self.push_remote(runnable) {
+            self.orphan(runnable);
         }
     }
 
-    /// A wake that lost the race with shutdown. The runnable must not be dropped here:
-    /// a `spawn_local` future dropped off its thread aborts the process.
+    /// A wake that lost the race with shutdown: kept for the final drain, which runs
+    /// the task one more time if it is still live.
     fn orphan(&self, runnable: LoopRunnable) {
         let mut orphans = self.orphans.lock().unwrap_or_else(|e| e.into_inner());
         match orphans.as_mut() {
             Some(list) => list.push(runnable),
             None => {
                 drop(orphans);
-                // Unreachable in practice: new tasks take `schedule_new`, and at
-                // termination every task that ever ran is closed, which async-task never
-                // schedules again. Leaking is the only choice that cannot abort.
-                tracing::error!(target: "netloop::reactor", loop_id = self.id, "a task was woken after its event loop terminated; leaking it");
-                std::mem::forget(runnable);
+                // The loop has terminated, so every one of its tasks is finished, and
+                // a remote wake owns nothing but a reference: dropping it here is fine.
+                drop(runnable);
             }
         }
     }

@@ -1,9 +1,4 @@
-//! Futures on the loop, with async-task.
-//!
-//! Every task carries its loop in async-task's task metadata ([`TaskMeta`]), so the
-//! schedule function is a zero-sized `fn`: async-task then schedules a woken task
-//! without taking and dropping a temporary waker reference (two atomic operations per
-//! wake that a capturing closure would cost).
+//! Futures on the loop: spawning loop tasks (see `loop_task` for the task itself).
 //!
 //! Every spawned future is wrapped in [`Tracked`], which records the task's waker in the
 //! loop's task set the first time it returns `Pending` and removes it when the future is
@@ -17,11 +12,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use async_task::{Builder, Runnable};
-
 use crate::LoopState;
 use crate::context;
 use crate::error::{RejectReason, RejectedExecution, SpawnLocalError};
+use crate::loop_task;
 use crate::shared::Shared;
 
 const UNTRACKED: usize = usize::MAX;
@@ -78,38 +72,7 @@ impl<F: Future> Future for Tracked<F> {
     }
 }
 
-/// What async-task keeps in every loop task's header: the loop it belongs to.
-///
-/// It is what makes the schedule function zero-sized (see the module docs). Reached
-/// through [`Task::metadata`](async_task::Task::metadata); it has no public API yet.
-pub struct TaskMeta {
-    pub(crate) shared: Arc<Shared>,
-}
-
-impl std::fmt::Debug for TaskMeta {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskMeta").field("loop_id", &self.shared.id).finish()
-    }
-}
-
-/// A future spawned on a loop: async-task's `Task` with the loop in its header.
-pub type Task<T> = async_task::Task<T, TaskMeta>;
-/// [`Task::fallible`]'s result for a loop task.
-pub type FallibleTask<T> = async_task::FallibleTask<T, TaskMeta>;
-/// A loop task's turn to run.
-pub(crate) type LoopRunnable = Runnable<TaskMeta>;
-
-/// async-task's schedule function for every loop task. Zero-sized: the loop comes
-/// from the task's metadata.
-fn schedule(runnable: LoopRunnable) {
-    Shared::schedule_runnable(runnable);
-}
-
-fn builder(shared: &Arc<Shared>) -> Builder<TaskMeta> {
-    Builder::new()
-        .propagate_panic(true)
-        .metadata(TaskMeta { shared: shared.clone() })
-}
+use crate::loop_task::Task;
 
 /// Spawns a `Send` future on the loop `shared` belongs to, from any thread.
 pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F) -> Result<Task<F::Output>, RejectedExecution>
@@ -127,8 +90,7 @@ where
     {
         return Err(RejectedExecution::new(reason, None));
     }
-    let tracked = Tracked::new(future, shared);
-    let (runnable, task) = builder(shared).spawn(move |_| tracked, schedule);
+    let (runnable, task) = loop_task::new_send(shared, Tracked::new(future, shared));
     shared.schedule_new(runnable);
     Ok(task)
 }
@@ -143,8 +105,10 @@ where
         if core.local.state.get() >= LoopState::Shutdown {
             return Err(SpawnLocalError::Shutdown);
         }
-        let tracked = Tracked::new(future, shared);
-        let (runnable, task) = builder(shared).spawn_local(move |_| tracked, schedule);
+        // SAFETY: on the loop's own thread, and the runnable is queued right here: the
+        // future is created, polled and dropped on this thread only. A `!Send` output
+        // makes the `Task` `!Send`, so it stays here too.
+        let (runnable, task) = unsafe { loop_task::new_unchecked(shared, Tracked::new(future, shared)) };
         core.local.push_wake(runnable);
         Ok(task)
     })
@@ -204,14 +168,13 @@ where
         shared,
     );
     // SAFETY: the future is `!Send` only once `make` has run, and `make` runs at the
-    // first poll. Every poll of a runnable of this loop happens on the loop's thread
-    // (the schedule function routes all wakes there and only the loop runs runnables),
-    // and a runnable is only ever dropped on the loop's thread once the loop drives it
-    // (orphans and termination, see `terminate`). The one exception is a runnable
-    // rejected before its first poll, whose future still holds only `make: Send`. So the
+    // first poll. Every poll of a loop task happens on the loop's thread (all wakes go
+    // there and only the loop runs runnables), and a queued local runnable is only
+    // ever dropped there. The one exception is a runnable rejected before its first
+    // poll, whose future still holds only `make: Send`. So the
     // `!Send` value is created, polled and dropped on a single thread. The output is
     // `Send`, so the `Task` may be awaited and dropped anywhere.
-    let (runnable, task) = unsafe { builder(shared).spawn_unchecked(move |_| tracked, schedule) };
+    let (runnable, task) = unsafe { loop_task::new_unchecked(shared, tracked) };
     shared.schedule_new(runnable);
     Ok(task)
 }

@@ -3,13 +3,13 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+use crate::loop_task::LoopRunnable;
 use crate::scheduled::{ScheduledState, ScheduledTask};
-use crate::spawn::LoopRunnable;
 use crate::tail::TailTask;
 
 /// One entry of the local run queue or the inbox.
 pub(crate) enum Task {
-    /// A future's turn to be polled (async-task).
+    /// A loop task's turn to be polled.
     Runnable(LoopRunnable),
     /// A closure from `execute`.
     Closure(Box<dyn FnOnce() + Send + 'static>),

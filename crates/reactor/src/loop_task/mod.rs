@@ -1,0 +1,67 @@
+//! Loop tasks: futures pinned to one event loop, with a header built for that.
+//!
+//! A general-purpose task (async-task's, tokio's) must assume any thread may wake,
+//! poll or cancel it at any moment, so every wake and every poll is a compare-and-swap
+//! on a shared state word: three atomic read-modify-writes for a task that yields
+//! once. A netloop task is only ever polled on its own loop's thread, so its
+//! scheduling state can be owned by that thread: here a wake from the loop's own
+//! thread, a yield, and a poll are plain loads and stores on a `Cell`. Only what other
+//! threads must see is atomic: the reference count, the outcome, the join handle's
+//! waker handshake, and a wake from another thread, which travels through the inbox
+//! as a runnable of its own (see `raw` for the state, `schedule` for both wake paths).
+//!
+//! What a user sees is the same contract as async-task's with panics propagated:
+//! [`Task`] is a future of the output, dropping it cancels, [`Task::detach`] lets the
+//! task run, [`Task::fallible`] turns "dropped before finishing" into `None`, and a
+//! panic in the future resumes where the task is awaited.
+
+mod join;
+mod raw;
+mod runnable;
+mod schedule;
+
+use std::future::Future;
+use std::sync::Arc;
+
+pub use join::{AbortHandle, FallibleTask, Task};
+pub(crate) use runnable::LoopRunnable;
+
+use crate::shared::Shared;
+
+/// What every loop task's header carries: the loop it belongs to.
+pub(crate) struct TaskMeta {
+    pub(crate) shared: Arc<Shared>,
+}
+
+/// Allocates a task for `future` on the loop `shared`, already scheduled: the caller
+/// queues the runnable (or drops it, which cancels the task).
+pub(crate) fn new_send<F>(shared: &Arc<Shared>, future: F) -> (LoopRunnable, Task<F::Output>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    // SAFETY: the future and its output are `Send`, so any thread may drop them.
+    unsafe { new_unchecked(shared, future) }
+}
+
+/// [`new_send`] for any future.
+///
+/// # Safety
+/// The future must be polled and dropped on one thread only. Loop tasks guarantee that
+/// once the runnable is queued on the loop (only the loop runs its runnables, and a
+/// local runnable is dropped only there); before that, the caller must either be on
+/// the loop's thread, or hold a future whose not-yet-polled state may be dropped on
+/// the calling thread. If the output is not `Send`, the returned `Task` must stay on
+/// the loop's thread (it does, being `!Send` then).
+pub(crate) unsafe fn new_unchecked<F>(shared: &Arc<Shared>, future: F) -> (LoopRunnable, Task<F::Output>)
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    let ptr = raw::allocate(TaskMeta { shared: shared.clone() }, future);
+    // SAFETY: a fresh task with a handle reference and output type `F::Output`.
+    (LoopRunnable::new_task(ptr), unsafe { Task::from_raw(ptr) })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,145 @@
+//! A loop task's turn to run: what sits in the run queue and the inbox.
+
+use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering::{AcqRel, Acquire};
+use std::task::{Context, Waker};
+
+use super::raw::{
+    CANCEL, CLOSED, COMPLETE, DONE, HANDLE, Header, NOTIFIED, RUNNING, SCHEDULED, header, raw_waker, ref_dec,
+    wake_join_waker,
+};
+use crate::core::Core;
+
+/// One scheduled turn of a loop task.
+///
+/// Two kinds: a *local* runnable stands for the task's `SCHEDULED` bit and borrows the
+/// loop's reference (at most one exists per task); a *remote* runnable is a wake from
+/// another thread (`NOTIFIED`) with a reference of its own, and becomes a turn only if
+/// the task is idle when the loop gets to it. Dropping a local runnable unrun drops
+/// the future (on the loop's thread, or on the spawning thread for a task that was
+/// never queued); dropping a remote one only releases its reference, so it may be
+/// dropped anywhere.
+pub(crate) struct LoopRunnable {
+    ptr: NonNull<Header>,
+    remote: bool,
+}
+
+// SAFETY: a local runnable crosses threads only on its first hand-off (spawned on one
+// thread, queued on its loop), when its future is `Send` or not built yet
+// (`spawn_pinned`); after that it stays on the loop's thread. A remote runnable never
+// touches the future or the owner-only state off the loop's thread.
+unsafe impl Send for LoopRunnable {}
+
+impl LoopRunnable {
+    /// The runnable of a newly allocated task (scheduled, loop reference held).
+    pub(super) fn new_task(ptr: NonNull<Header>) -> Self {
+        LoopRunnable { ptr, remote: false }
+    }
+
+    /// A local runnable for a task whose `SCHEDULED` bit the caller just set.
+    pub(super) fn borrowing_loop_ref(ptr: NonNull<Header>) -> Self {
+        LoopRunnable { ptr, remote: false }
+    }
+
+    /// A remote wake; the caller has set `NOTIFIED` and given it a reference.
+    pub(super) fn remote(ptr: NonNull<Header>) -> Self {
+        LoopRunnable { ptr, remote: true }
+    }
+
+    /// Polls the task once, on the thread driving `core` (its loop). Returns true if
+    /// the task woke itself while running and went back to the run queue.
+    pub(crate) fn run(self, core: &Core) -> bool {
+        let this = ManuallyDrop::new(self);
+        let ptr = this.ptr;
+        // SAFETY: a runnable holds or borrows a reference.
+        let h = unsafe { header(ptr) };
+        if this.remote {
+            // Later wakes from other threads need a runnable of their own again.
+            h.state.fetch_and(!NOTIFIED, AcqRel);
+            let busy = h.local.get() & (SCHEDULED | RUNNING | DONE) != 0;
+            // SAFETY: the remote reference is released. If the task is not DONE the
+            // loop's reference keeps it alive below; if it is, `h` is not used again.
+            unsafe { ref_dec(ptr) };
+            if busy {
+                // Already queued (that turn will see this wake), or finished.
+                return false;
+            }
+        }
+        if h.state.load(Acquire) & CANCEL != 0 {
+            // SAFETY: the loop's thread, the task is not DONE.
+            unsafe { close(ptr) };
+            return false;
+        }
+        h.local.set(RUNNING);
+        // The waker borrows the loop's reference: never dropped, so never released.
+        // SAFETY: the vtable's functions uphold the `RawWaker` contract.
+        let waker = ManuallyDrop::new(unsafe { Waker::from_raw(raw_waker(ptr)) });
+        let mut cx = Context::from_waker(&waker);
+        // SAFETY: the loop's thread polls a task that is not DONE.
+        if unsafe { (h.vtable.poll)(ptr, &mut cx) } {
+            // SAFETY: the outcome is stored; this thread owns the task.
+            unsafe { complete(ptr) };
+            return false;
+        }
+        if h.local.get() & SCHEDULED != 0 {
+            h.local.set(SCHEDULED);
+            core.local.push_wake(LoopRunnable::borrowing_loop_ref(ptr));
+            return true;
+        }
+        h.local.set(0);
+        false
+    }
+}
+
+impl Drop for LoopRunnable {
+    fn drop(&mut self) {
+        if self.remote {
+            // SAFETY: the remote reference is released.
+            unsafe { ref_dec(self.ptr) };
+        } else {
+            // SAFETY: a local runnable is dropped unrun on the loop's thread, or on the
+            // spawning thread before the task was ever queued (see `Send` above).
+            unsafe { close(self.ptr) };
+        }
+    }
+}
+
+/// Publishes the stored outcome, wakes the handle, and releases the loop's reference.
+///
+/// # Safety
+/// On the owner thread, right after `poll` stored the outcome.
+unsafe fn complete(ptr: NonNull<Header>) {
+    // SAFETY: the loop's reference is still held.
+    let h = unsafe { header(ptr) };
+    h.local.set(DONE);
+    let prev = h.state.fetch_or(COMPLETE, AcqRel);
+    if prev & HANDLE == 0 {
+        // Nobody can take the output: drop it here, on the task's own thread.
+        // SAFETY: the handle is gone, so the stage is this thread's.
+        unsafe { (h.vtable.drop_stage)(ptr) };
+    } else {
+        // SAFETY: COMPLETE is published.
+        unsafe { wake_join_waker(h, prev) };
+    }
+    // SAFETY: the loop's reference is released; `ptr` is not used after.
+    unsafe { ref_dec(ptr) };
+}
+
+/// Drops the future without an outcome (cancelled, or the loop is terminating).
+///
+/// # Safety
+/// On the owner thread (or the only thread that ever held the task), task not DONE.
+unsafe fn close(ptr: NonNull<Header>) {
+    // SAFETY: the loop's reference is still held.
+    let h = unsafe { header(ptr) };
+    // DONE first: wakes from inside the future's destructor are ignored.
+    h.local.set(DONE);
+    // SAFETY: the owner thread has the stage.
+    unsafe { (h.vtable.drop_stage)(ptr) };
+    let prev = h.state.fetch_or(CLOSED, AcqRel);
+    // SAFETY: CLOSED is published.
+    unsafe { wake_join_waker(h, prev) };
+    // SAFETY: the loop's reference is released.
+    unsafe { ref_dec(ptr) };
+}
