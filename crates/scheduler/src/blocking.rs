@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use async_task::Runnable;
 
 use crate::group::ThreadConfig;
-use crate::task::join::{Id, JoinHandle, guard_with, new_abort};
+use crate::task::join::{Id, JoinHandle, guard_with_flag, new_abort_state};
 
 struct State {
     queue: VecDeque<Runnable>,
@@ -74,8 +74,8 @@ impl BlockingPool {
         F: FnOnce(Id) -> R + Send + 'static,
         R: Send + 'static,
     {
-        let (abort, id) = new_abort();
-        let guarded = guard_with(async move { f(id) }, abort.clone(), id);
+        let (abort, id) = (new_abort_state(), Id::next());
+        let guarded = guard_with_flag(async move { f(id) }, abort.clone(), id);
         let pool = self.clone();
         let (runnable, task) = async_task::spawn(guarded, move |r| pool.schedule(r));
         runnable.schedule();

@@ -172,18 +172,21 @@ impl AbortState {
 }
 
 pin_project_lite::pin_project! {
-    /// What actually runs on the loop: the user's future, plus abort and panic handling.
-    /// Its output is final, so the loop never unwinds through async-task.
+    /// What actually runs: the user's future, plus panic handling, the task id, and
+    /// for tasks off the loops (blocking pool, `LocalSet`) the abort flag. Loop tasks
+    /// keep their abort request in the task header instead (`netloop_reactor::Task::abort`).
     pub(crate) struct Guarded<F> {
         #[pin]
         future: F,
-        abort: Arc<AbortState>,
+        abort: Option<Arc<AbortState>>,
         id: Id,
     }
 
     impl<F> PinnedDrop for Guarded<F> {
         fn drop(this: Pin<&mut Self>) {
-            this.abort.finished.store(true, Release);
+            if let Some(abort) = this.abort.as_ref() {
+                abort.finished.store(true, Release);
+            }
         }
     }
 }
@@ -209,7 +212,9 @@ impl<F: Future> Future for Guarded<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        if this.abort.aborted.load(Acquire) {
+        if let Some(abort) = this.abort.as_ref()
+            && abort.aborted.load(Acquire)
+        {
             return Poll::Ready(Err(JoinError::cancelled(*this.id)));
         }
         let id = *this.id;
@@ -222,10 +227,12 @@ impl<F: Future> Future for Guarded<F> {
             Ok(Poll::Pending) => {
                 // Only a task that waits can be aborted while waiting, so the waker is
                 // recorded the first time it pends (most short tasks never do).
-                if this.abort.waker.get().is_none() {
-                    let _ = this.abort.waker.set(cx.waker().clone());
+                if let Some(abort) = this.abort.as_ref()
+                    && abort.waker.get().is_none()
+                {
+                    let _ = abort.waker.set(cx.waker().clone());
                     // An abort before the waker was there woke nobody: honour it now.
-                    if this.abort.aborted.load(Acquire) {
+                    if abort.aborted.load(Acquire) {
                         return Poll::Ready(Err(JoinError::cancelled(id)));
                     }
                 }
@@ -236,21 +243,31 @@ impl<F: Future> Future for Guarded<F> {
     }
 }
 
-/// A fresh abort state and task id.
-pub(crate) fn new_abort() -> (Arc<AbortState>, Id) {
-    (
-        Arc::new(AbortState {
-            aborted: AtomicBool::new(false),
-            finished: AtomicBool::new(false),
-            waker: OnceLock::new(),
-        }),
-        Id::next(),
-    )
+/// A fresh abort flag, for a task off the loops.
+pub(crate) fn new_abort_state() -> Arc<AbortState> {
+    Arc::new(AbortState {
+        aborted: AtomicBool::new(false),
+        finished: AtomicBool::new(false),
+        waker: OnceLock::new(),
+    })
 }
 
-/// Wraps `future` with existing handle parts.
-pub(crate) fn guard_with<F: Future>(future: F, abort: Arc<AbortState>, id: Id) -> Guarded<F> {
-    Guarded { future, abort, id }
+/// Wraps a loop task's future (its abort request lives in the task header).
+pub(crate) fn guard<F: Future>(future: F, id: Id) -> Guarded<F> {
+    Guarded {
+        future,
+        abort: None,
+        id,
+    }
+}
+
+/// Wraps the future of a task off the loops, which checks `abort` at every poll.
+pub(crate) fn guard_with_flag<F: Future>(future: F, abort: Arc<AbortState>, id: Id) -> Guarded<F> {
+    Guarded {
+        future,
+        abort: Some(abort),
+        id,
+    }
 }
 
 /// An owned permission to join a task: awaiting it gives the task's output
@@ -260,47 +277,60 @@ pub(crate) fn guard_with<F: Future>(future: F, abort: Arc<AbortState>, id: Id) -
 /// cancels it; awaiting then gives a [`JoinError`] for which `is_cancelled()` is true,
 /// unless the task had already finished.
 pub struct JoinHandle<T> {
+    /// `None` for a task that was rejected (its runtime shut down): it never ran.
     task: Option<Inner<Result<T, JoinError>>>,
-    abort: Arc<AbortState>,
     id: Id,
 }
 
-/// The async-task task behind a handle: one on an event loop (its header names the
-/// loop), or one of the blocking pool or a `LocalSet` (no metadata).
+/// The task behind a handle: a loop task (abort lives in its header), or an async-task
+/// task of the blocking pool or a `LocalSet`, with its abort flag.
 enum Inner<R> {
     Loop(netloop_reactor::FallibleTask<R>),
-    Plain(async_task::FallibleTask<R>),
+    Plain(async_task::FallibleTask<R>, Arc<AbortState>),
 }
 
 impl<R> Inner<R> {
     fn is_finished(&self) -> bool {
         match self {
             Inner::Loop(t) => t.is_finished(),
-            Inner::Plain(t) => t.is_finished(),
+            Inner::Plain(t, _) => t.is_finished(),
         }
     }
 
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<R>> {
         match self {
             Inner::Loop(t) => Pin::new(t).poll(cx),
-            Inner::Plain(t) => Pin::new(t).poll(cx),
+            Inner::Plain(t, _) => Pin::new(t).poll(cx),
         }
     }
 
     fn detach(self) {
         match self {
             Inner::Loop(t) => t.detach(),
-            Inner::Plain(t) => t.detach(),
+            Inner::Plain(t, _) => t.detach(),
+        }
+    }
+
+    fn abort(&self) {
+        match self {
+            Inner::Loop(t) => t.abort(),
+            Inner::Plain(_, flag) => flag.abort(),
+        }
+    }
+
+    fn abort_handle(&self) -> AbortInner {
+        match self {
+            Inner::Loop(t) => AbortInner::Loop(t.abort_handle()),
+            Inner::Plain(_, flag) => AbortInner::Flag(flag.clone()),
         }
     }
 }
 
 impl<T> JoinHandle<T> {
     /// A handle for a task spawned on an event loop.
-    pub(crate) fn new(task: netloop_reactor::Task<Result<T, JoinError>>, abort: Arc<AbortState>, id: Id) -> Self {
+    pub(crate) fn new(task: netloop_reactor::Task<Result<T, JoinError>>, id: Id) -> Self {
         JoinHandle {
             task: Some(Inner::Loop(task.fallible())),
-            abort,
             id,
         }
     }
@@ -308,21 +338,22 @@ impl<T> JoinHandle<T> {
     /// A handle for a task of the blocking pool or a `LocalSet`.
     pub(crate) fn new_plain(task: async_task::Task<Result<T, JoinError>>, abort: Arc<AbortState>, id: Id) -> Self {
         JoinHandle {
-            task: Some(Inner::Plain(task.fallible())),
-            abort,
+            task: Some(Inner::Plain(task.fallible(), abort)),
             id,
         }
     }
 
     /// A handle whose task never ran (it was rejected): it resolves as cancelled.
-    pub(crate) fn rejected(abort: Arc<AbortState>, id: Id) -> Self {
-        JoinHandle { task: None, abort, id }
+    pub(crate) fn rejected(id: Id) -> Self {
+        JoinHandle { task: None, id }
     }
 
     /// Cancels the task. A task that has not finished is dropped at its next turn on
     /// its loop (or before its first poll), never mid-poll.
     pub fn abort(&self) {
-        self.abort.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
     }
 
     /// True once the task has finished (completed, panicked or been cancelled).
@@ -333,7 +364,7 @@ impl<T> JoinHandle<T> {
     /// A handle that can abort the task without owning the output.
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle {
-            abort: self.abort.clone(),
+            inner: self.task.as_ref().map_or(AbortInner::Rejected, Inner::abort_handle),
             id: self.id,
         }
     }
@@ -383,24 +414,44 @@ impl<T> fmt::Debug for JoinHandle<T> {
 /// Aborts a task without owning its output (tokio's `AbortHandle`).
 #[derive(Clone)]
 pub struct AbortHandle {
-    abort: Arc<AbortState>,
+    inner: AbortInner,
     id: Id,
+}
+
+#[derive(Clone)]
+enum AbortInner {
+    Loop(netloop_reactor::AbortHandle),
+    Flag(Arc<AbortState>),
+    /// The task was rejected at spawn: finished, never aborted.
+    Rejected,
 }
 
 impl AbortHandle {
     /// Cancels the task; see [`JoinHandle::abort`].
     pub fn abort(&self) {
-        self.abort.abort();
+        match &self.inner {
+            AbortInner::Loop(h) => h.abort(),
+            AbortInner::Flag(flag) => flag.abort(),
+            AbortInner::Rejected => {}
+        }
     }
 
     /// True once `abort` was called on this task (by any handle).
     pub fn is_aborted(&self) -> bool {
-        self.abort.aborted.load(Acquire)
+        match &self.inner {
+            AbortInner::Loop(h) => h.is_aborted(),
+            AbortInner::Flag(flag) => flag.aborted.load(Acquire),
+            AbortInner::Rejected => false,
+        }
     }
 
     /// True once the task has finished (completed, panicked or been cancelled).
     pub fn is_finished(&self) -> bool {
-        self.abort.finished.load(Acquire)
+        match &self.inner {
+            AbortInner::Loop(h) => h.is_finished(),
+            AbortInner::Flag(flag) => flag.finished.load(Acquire),
+            AbortInner::Rejected => true,
+        }
     }
 
     /// The task's id.

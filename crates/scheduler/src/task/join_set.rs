@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use super::join::{AbortHandle, Id, JoinError, JoinHandle, new_abort};
+use super::join::{AbortHandle, Id, JoinError, JoinHandle};
 use super::spawn::spawn_with;
 use crate::runtime::Handle;
 
@@ -243,7 +243,7 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        let (abort, id) = new_abort();
+        let id = Id::next();
         let done = OnDone {
             finished: self.finished.clone(),
             id,
@@ -254,7 +254,6 @@ impl<T: Send + 'static> JoinSet<T> {
                 let _done = done;
                 future.await
             },
-            abort,
             id,
         );
         self.insert(handle)

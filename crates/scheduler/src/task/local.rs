@@ -18,7 +18,7 @@ use std::thread::{self, ThreadId};
 
 use async_task::Runnable;
 
-use super::join::{AbortState, Id, JoinHandle, guard_with, new_abort};
+use super::join::{Id, JoinHandle, guard_with_flag, new_abort_state};
 use crate::runtime::Runtime;
 
 /// Tasks polled per turn of the set before it yields to its caller.
@@ -128,7 +128,7 @@ impl Default for LocalSet {
     }
 }
 
-fn spawn_into<F>(shared: &Rc<Shared>, future: F, abort: Arc<AbortState>, id: Id) -> JoinHandle<F::Output>
+fn spawn_into<F>(shared: &Rc<Shared>, future: F, id: Id) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
     F::Output: 'static,
@@ -139,7 +139,8 @@ where
         members: shared.members.clone(),
         key: None,
     };
-    let guarded = guard_with(member, abort.clone(), id);
+    let abort = new_abort_state();
+    let guarded = guard_with_flag(member, abort.clone(), id);
     let queue = shared.queue.clone();
     let (runnable, task) = async_task::spawn_local(guarded, move |r| queue.schedule(r));
     runnable.schedule();
@@ -147,13 +148,13 @@ where
 }
 
 /// Spawns into the set being driven on this thread, if any.
-pub(crate) fn spawn_in_current_set<F>(future: F, abort: Arc<AbortState>, id: Id) -> Option<JoinHandle<F::Output>>
+pub(crate) fn spawn_in_current_set<F>(future: F, id: Id) -> Option<JoinHandle<F::Output>>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
     let shared = CURRENT.with(|c| c.borrow().clone())?;
-    Some(spawn_into(&shared, future, abort, id))
+    Some(spawn_into(&shared, future, id))
 }
 
 impl LocalSet {
@@ -181,8 +182,7 @@ impl LocalSet {
         F: Future + 'static,
         F::Output: 'static,
     {
-        let (abort, id) = new_abort();
-        spawn_into(&self.shared, future, abort, id)
+        spawn_into(&self.shared, future, Id::next())
     }
 
     /// Drives the set while `future` runs, and returns its output. Inside, off an

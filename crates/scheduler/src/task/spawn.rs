@@ -4,9 +4,7 @@ use std::future::Future;
 
 use netloop_reactor::{EventLoopHandle, SpawnLocalError};
 
-use std::sync::Arc;
-
-use super::join::{AbortState, Id, JoinHandle, guard_with, new_abort};
+use super::join::{Id, JoinHandle, guard};
 use crate::runtime::Handle;
 
 /// Spawns `future` on `event_loop`, for life.
@@ -15,25 +13,18 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (abort, id) = new_abort();
-    spawn_with(event_loop, future, abort, id)
+    spawn_with(event_loop, future, Id::next())
 }
 
-/// `spawn_on` with handle parts made by the caller (who needs the id first).
-pub(crate) fn spawn_with<F>(
-    event_loop: EventLoopHandle,
-    future: F,
-    abort: Arc<AbortState>,
-    id: Id,
-) -> JoinHandle<F::Output>
+/// `spawn_on` with the task id chosen by the caller (who needs it first).
+pub(crate) fn spawn_with<F>(event_loop: EventLoopHandle, future: F, id: Id) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let guarded = guard_with(future, abort.clone(), id);
-    match event_loop.spawn(guarded) {
-        Ok(task) => JoinHandle::new(task, abort, id),
-        Err(_) => JoinHandle::rejected(abort, id),
+    match event_loop.spawn(guard(future, id)) {
+        Ok(task) => JoinHandle::new(task, id),
+        Err(_) => JoinHandle::rejected(id),
     }
 }
 
@@ -76,16 +67,16 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let (abort, id) = new_abort();
+    let id = Id::next();
     let future = make(id);
     if let Some(current) = EventLoopHandle::current() {
-        return match current.spawn_local(guard_with(future, abort.clone(), id)) {
-            Ok(task) => JoinHandle::new(task, abort, id),
-            Err(SpawnLocalError::Shutdown) => JoinHandle::rejected(abort, id),
+        return match current.spawn_local(guard(future, id)) {
+            Ok(task) => JoinHandle::new(task, id),
+            Err(SpawnLocalError::Shutdown) => JoinHandle::rejected(id),
             Err(e) => panic!("{e}"),
         };
     }
-    match super::local::spawn_in_current_set(future, abort, id) {
+    match super::local::spawn_in_current_set(future, id) {
         Some(handle) => handle,
         None => panic!(
             "`spawn_local` called from outside of a netloop event loop or a `task::LocalSet`; \
@@ -116,11 +107,10 @@ where
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {
-    let (abort, id) = super::join::new_abort();
-    let abort2 = abort.clone();
-    match event_loop.spawn_pinned(move || super::join::guard_with(make(), abort2, id)) {
-        Ok(task) => JoinHandle::new(task, abort, id),
-        Err(_) => JoinHandle::rejected(abort, id),
+    let id = Id::next();
+    match event_loop.spawn_pinned(move || guard(make(), id)) {
+        Ok(task) => JoinHandle::new(task, id),
+        Err(_) => JoinHandle::rejected(id),
     }
 }
 
