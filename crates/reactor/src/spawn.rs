@@ -74,22 +74,28 @@ impl<F: Future> Future for Tracked<F> {
 
 use crate::loop_task::Task;
 
+/// Refuses a spawn after shutdown and, off the loop, past `max_pending_tasks`: a
+/// spawn from another thread is a new submission to the inbox and counts like
+/// `execute` (later wakes of the task never do).
+fn admit_spawn(shared: &Shared) -> Result<(), RejectedExecution> {
+    if shared.state() >= LoopState::Shutdown {
+        return Err(RejectedExecution::new(RejectReason::Shutdown, None));
+    }
+    if !context::is_own_thread(shared)
+        && let Err(reason) = shared.inbox.admit()
+    {
+        return Err(RejectedExecution::new(reason, None));
+    }
+    Ok(())
+}
+
 /// Spawns a `Send` future on the loop `shared` belongs to, from any thread.
 pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F) -> Result<Task<F::Output>, RejectedExecution>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    if shared.state() >= LoopState::Shutdown {
-        return Err(RejectedExecution::new(RejectReason::Shutdown, None));
-    }
-    // Off the loop, a spawn is a new submission to the inbox: it counts against
-    // `max_pending_tasks` like `execute` (later wakes of the task never do).
-    if !context::is_own_thread(shared)
-        && let Err(reason) = shared.inbox.admit()
-    {
-        return Err(RejectedExecution::new(reason, None));
-    }
+    admit_spawn(shared)?;
     let (runnable, task) = loop_task::new_send(shared, Tracked::new(future, shared));
     shared.schedule_new(runnable);
     Ok(task)
@@ -152,14 +158,7 @@ where
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {
-    if shared.state() >= LoopState::Shutdown {
-        return Err(RejectedExecution::new(RejectReason::Shutdown, None));
-    }
-    if !context::is_own_thread(shared)
-        && let Err(reason) = shared.inbox.admit()
-    {
-        return Err(RejectedExecution::new(reason, None));
-    }
+    admit_spawn(shared)?;
     let tracked = Tracked::new(
         BuildOnFirstPoll {
             make: Some(make),

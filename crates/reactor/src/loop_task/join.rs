@@ -64,7 +64,7 @@ impl<T> Task<T> {
     pub fn detach(self) {
         let this = ManuallyDrop::new(self);
         // SAFETY: the handle's bit and reference are given up once.
-        unsafe { release(this.ptr, |ptr| (header(ptr).vtable.drop_stage)(ptr)) };
+        unsafe { release(this.ptr) };
     }
 
     /// True once the future completed, panicked, or was dropped.
@@ -138,19 +138,20 @@ impl<T> Task<T> {
     }
 }
 
-/// Gives up a handle: clears `HANDLE` (or, if the outcome is already there, disposes
-/// of it with `dispose`), then releases the handle's reference.
+/// Gives up a handle: clears `HANDLE` (or, if the output is already there, drops it
+/// on this thread), then releases the handle's reference.
 ///
 /// # Safety
 /// Called once per handle, with the handle's reference.
-unsafe fn release(ptr: NonNull<Header>, dispose: impl FnOnce(NonNull<Header>)) {
+unsafe fn release(ptr: NonNull<Header>) {
     // SAFETY: the handle's reference keeps the task alive until `ref_dec`.
     let h = unsafe { header(ptr) };
     let mut cur = h.state.load(Acquire);
     loop {
         if cur & COMPLETE != 0 {
             // The task side saw HANDLE set and left the output to this handle.
-            dispose(ptr);
+            // SAFETY: after COMPLETE the stage belongs to the handle.
+            unsafe { (h.vtable.drop_stage)(ptr) };
             break;
         }
         match h.state.compare_exchange_weak(cur, cur & !HANDLE, AcqRel, Acquire) {
@@ -193,7 +194,7 @@ impl<T> Drop for Task<T> {
         // SAFETY: the handle holds a reference.
         unsafe { request_cancel(self.ptr) };
         // SAFETY: the handle's bit and reference are given up once.
-        unsafe { release(self.ptr, |ptr| (header(ptr).vtable.drop_stage)(ptr)) };
+        unsafe { release(self.ptr) };
     }
 }
 

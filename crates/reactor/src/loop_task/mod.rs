@@ -60,7 +60,7 @@ where
 {
     let ptr = raw::allocate(TaskMeta { shared: shared.clone() }, future);
     // SAFETY: a fresh task with a handle reference and output type `F::Output`.
-    (LoopRunnable::new_task(ptr), unsafe { Task::from_raw(ptr) })
+    (LoopRunnable::borrowing_loop_ref(ptr), unsafe { Task::from_raw(ptr) })
 }
 
 #[cfg(test)]

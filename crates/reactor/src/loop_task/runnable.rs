@@ -38,12 +38,8 @@ const REMOTE_TAG: usize = 1;
 unsafe impl Send for LoopRunnable {}
 
 impl LoopRunnable {
-    /// The runnable of a newly allocated task (scheduled, loop reference held).
-    pub(super) fn new_task(ptr: NonNull<Header>) -> Self {
-        Self::borrowing_loop_ref(ptr)
-    }
-
-    /// A local runnable for a task whose `SCHEDULED` bit the caller just set.
+    /// A local runnable for a task whose `SCHEDULED` bit the caller just set (or a
+    /// newly allocated one, which starts scheduled).
     pub(super) fn borrowing_loop_ref(ptr: NonNull<Header>) -> Self {
         LoopRunnable { tagged: ptr.cast() }
     }
@@ -124,25 +120,13 @@ impl Drop for LoopRunnable {
     }
 }
 
-/// Publishes the stored outcome, wakes the handle, and releases the loop's reference.
+/// Publishes the stored outcome, then [`finish`]es.
 ///
 /// # Safety
 /// On the owner thread, right after `poll` stored the outcome.
 unsafe fn complete(ptr: NonNull<Header>) {
-    // SAFETY: the loop's reference is still held.
-    let h = unsafe { header(ptr) };
-    h.local.set(DONE);
-    let prev = h.state.fetch_or(COMPLETE, AcqRel);
-    if prev & HANDLE == 0 {
-        // Nobody can take the output: drop it here, on the task's own thread.
-        // SAFETY: the handle is gone, so the stage is this thread's.
-        unsafe { (h.vtable.drop_stage)(ptr) };
-    } else {
-        // SAFETY: COMPLETE is published.
-        unsafe { wake_join_waker(h, prev) };
-    }
-    // SAFETY: the loop's reference is released; `ptr` is not used after.
-    unsafe { ref_dec(ptr) };
+    // SAFETY: per the contract.
+    unsafe { finish(ptr, COMPLETE) };
 }
 
 /// Drops the future without an outcome (cancelled, or the loop is terminating).
@@ -156,9 +140,29 @@ unsafe fn close(ptr: NonNull<Header>) {
     h.local.set(DONE);
     // SAFETY: the owner thread has the stage.
     unsafe { (h.vtable.drop_stage)(ptr) };
-    let prev = h.state.fetch_or(CLOSED, AcqRel);
-    // SAFETY: CLOSED is published.
-    unsafe { wake_join_waker(h, prev) };
-    // SAFETY: the loop's reference is released.
+    // SAFETY: per the contract.
+    unsafe { finish(ptr, CLOSED) };
+}
+
+/// Marks the task DONE, publishes `outcome` (COMPLETE or CLOSED), tells the handle,
+/// and releases the loop's reference. An output nobody can take any more is dropped
+/// here, on the task's own thread.
+///
+/// # Safety
+/// On the owner thread; for COMPLETE the outcome is stored, for CLOSED the stage is
+/// already empty.
+unsafe fn finish(ptr: NonNull<Header>, outcome: usize) {
+    // SAFETY: the loop's reference is still held.
+    let h = unsafe { header(ptr) };
+    h.local.set(DONE);
+    let prev = h.state.fetch_or(outcome, AcqRel);
+    if outcome == COMPLETE && prev & HANDLE == 0 {
+        // SAFETY: the handle is gone, so the stage is this thread's.
+        unsafe { (h.vtable.drop_stage)(ptr) };
+    } else {
+        // SAFETY: the outcome is published.
+        unsafe { wake_join_waker(h, prev) };
+    }
+    // SAFETY: the loop's reference is released; `ptr` is not used after.
     unsafe { ref_dec(ptr) };
 }
