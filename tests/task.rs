@@ -209,6 +209,29 @@ fn task_ids_are_unique() {
 }
 
 #[test]
+fn task_id_is_the_polled_tasks_and_cleared_after_a_panicking_poll() {
+    test_body(|| {
+        let rt = single_loop();
+        let handle = rt.spawn(async { (task::id(), task::try_id()) });
+        let id = handle.id();
+        assert_eq!(rt.block_on(handle).unwrap(), (id, Some(id)));
+
+        // A poll that panics must not leave its id behind on the loop's thread.
+        let bad = rt.spawn(async { panic!("boom after setting the id") });
+        assert!(rt.block_on(bad).unwrap_err().is_panic());
+        let event_loop = rt.handle().event_loops().get(0).unwrap().clone();
+        let (tx, rx) = mpsc::channel();
+        event_loop.execute(move || tx.send(task::try_id()).unwrap()).unwrap();
+        assert_eq!(
+            rx.recv_timeout(WAIT).unwrap(),
+            None,
+            "no task is being polled in a closure"
+        );
+        assert_eq!(task::try_id(), None, "nor on the test thread");
+    });
+}
+
+#[test]
 fn join_set_joins_in_completion_order() {
     test_body(|| {
         let rt = multi();

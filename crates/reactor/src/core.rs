@@ -18,7 +18,20 @@ use crate::task::Task;
 /// Everything a loop owns. Reached from tasks through `context` while the loop runs.
 pub(crate) struct Core {
     pub(crate) shared: Arc<Shared>,
+    /// The same loop as a public handle, so code on the loop's thread can borrow one
+    /// ([`EventLoopHandle::with_current`]) instead of cloning the `Arc` per call.
+    pub(crate) handle: crate::EventLoopHandle,
     pub(crate) local: Local,
+}
+
+impl Core {
+    pub(crate) fn new(shared: Arc<Shared>) -> Core {
+        Core {
+            handle: crate::EventLoopHandle { shared: shared.clone() },
+            shared,
+            local: Local::new(),
+        }
+    }
 }
 
 /// Loop-thread-only state. Every borrow is short and never held across user code.

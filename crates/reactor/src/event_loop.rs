@@ -16,7 +16,7 @@ use crate::clock;
 use crate::config::EventLoopBuilder;
 use crate::context;
 use crate::coop;
-use crate::core::{Core, Local};
+use crate::core::Core;
 use crate::error::DriveError;
 use crate::handle::EventLoopHandle;
 use crate::io::ready::Ready;
@@ -94,10 +94,7 @@ impl EventLoop {
         let (selector, waker, registry) = Selector::new(b.events_capacity)?;
         let shared = Arc::new(Shared::new(waker, registry, b.max_pending_tasks, b.shutdown_params()));
         Ok(EventLoop {
-            core: Box::new(Core {
-                shared,
-                local: Local::new(),
-            }),
+            core: Box::new(Core::new(shared)),
             driver: Driver {
                 selector,
                 io_ratio: u64::from(b.io_ratio),
@@ -203,10 +200,7 @@ impl Drop for EventLoop {
             // Its futures may be `!Send`: dropping them here could abort the process.
             tracing::error!(target: "netloop::reactor", loop_id = self.core.shared.id,
                 "event loop dropped off its thread with live tasks; leaking them");
-            let fresh = Box::new(Core {
-                shared: self.core.shared.clone(),
-                local: Local::new(),
-            });
+            let fresh = Box::new(Core::new(self.core.shared.clone()));
             let core = std::mem::replace(&mut self.core, fresh);
             std::mem::forget(core);
         }

@@ -55,11 +55,14 @@ impl Eq for EventLoopHandle {}
 impl EventLoopHandle {
     /// The loop this thread is driving, if any.
     pub fn current() -> Option<EventLoopHandle> {
-        context::with_core(|core| {
-            core.map(|c| EventLoopHandle {
-                shared: c.shared.clone(),
-            })
-        })
+        Self::with_current(|current| current.cloned())
+    }
+
+    /// Calls `f` with the loop this thread is driving, borrowed: what
+    /// [`current`](Self::current) gives, without the reference-count traffic of a
+    /// clone. Spawning paths that run once per task use it.
+    pub fn with_current<R>(f: impl FnOnce(Option<&EventLoopHandle>) -> R) -> R {
+        context::with_core(|core| f(core.map(|c| &c.handle)))
     }
 
     /// A process-unique id for this loop.

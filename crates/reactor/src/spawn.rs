@@ -57,6 +57,7 @@ impl<F> Tracked<F> {
 impl<F: Future> Future for Tracked<F> {
     type Output = F::Output;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let poll = this.future.poll(cx);

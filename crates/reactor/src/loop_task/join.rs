@@ -234,6 +234,17 @@ impl<T> FallibleTask<T> {
     pub fn is_finished(&self) -> bool {
         self.task.is_finished()
     }
+
+    /// Polls for the task's outcome without unwinding: `Some(Ok(output))`,
+    /// `Some(Err(payload))` if the future panicked (the loop caught it and went on), or
+    /// `None` if the future was dropped first.
+    ///
+    /// This is how a runtime built on loop tasks turns a panic into an error value
+    /// (the scheduler's `JoinError::is_panic`) without a second `catch_unwind` inside
+    /// every poll of the task.
+    pub fn poll_outcome(&mut self, cx: &mut Context<'_>) -> Poll<Option<thread::Result<T>>> {
+        self.task.poll_outcome(cx)
+    }
 }
 
 impl<T> Future for FallibleTask<T> {

@@ -25,6 +25,18 @@ impl Drop for SetGuard {
     }
 }
 
+/// Calls `f` with the current runtime, borrowed. The borrow is shared, so `f` may
+/// read the context again (`Handle::current`); only entering another runtime inside
+/// `f` would conflict, and spawning never does that.
+pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
+    let mut f = Some(f);
+    match CURRENT.try_with(|c| f.take().map(|f| f(c.borrow().as_ref()))) {
+        Ok(Some(r)) => r,
+        // The thread is exiting and its context is gone; `f` has not run.
+        _ => f.take().expect("`f` runs once")(None),
+    }
+}
+
 pub(crate) fn current() -> Option<Handle> {
     CURRENT.try_with(|c| c.borrow().clone()).ok().flatten()
 }

@@ -210,11 +210,20 @@ impl Handle {
 
     /// The loop a spawn from this thread lands on: the current loop if it is one of
     /// ours (affinity), otherwise the next one round-robin.
-    pub(crate) fn loop_for_spawn(&self) -> EventLoopHandle {
-        match EventLoopHandle::current() {
-            Some(current) if self.inner.group.contains(&current) => current,
-            _ => self.inner.group.next().clone(),
-        }
+    pub(crate) fn loop_for_spawn(&self) -> &EventLoopHandle {
+        let group = &self.inner.group;
+        EventLoopHandle::with_current(|current| current.and_then(|c| group.iter().find(|l| *l == c)))
+            .unwrap_or_else(|| group.next())
+    }
+
+    /// Calls `f` with the runtime this thread is in, borrowed (no reference-count
+    /// traffic, unlike [`current`](Self::current)). Panics outside a runtime.
+    #[track_caller]
+    pub(crate) fn with_current<R>(f: impl FnOnce(&Handle) -> R) -> R {
+        context::with_current(|handle| match handle {
+            Some(handle) => f(handle),
+            None => panic!("{}", TryCurrentError(())),
+        })
     }
 
     fn shutdown(&self, wait: Option<Duration>) {

@@ -172,23 +172,67 @@ impl AbortState {
 }
 
 pin_project_lite::pin_project! {
-    /// What actually runs: the user's future, plus panic handling, the task id, and
-    /// for tasks off the loops (blocking pool, `LocalSet`) the abort flag. Loop tasks
-    /// keep their abort request in the task header instead (`netloop_reactor::Task::abort`).
+    /// What runs for a task off the loops (blocking pool, `LocalSet`): the user's
+    /// future, plus panic handling, the task id and the abort flag. async-task neither
+    /// catches panics nor knows abort, so this layer does both.
     pub(crate) struct Guarded<F> {
         #[pin]
         future: F,
-        abort: Option<Arc<AbortState>>,
+        abort: Arc<AbortState>,
         id: Id,
     }
 
     impl<F> PinnedDrop for Guarded<F> {
         fn drop(this: Pin<&mut Self>) {
-            if let Some(abort) = this.abort.as_ref() {
-                abort.finished.store(true, Release);
-            }
+            this.abort.finished.store(true, Release);
         }
     }
+}
+
+pin_project_lite::pin_project! {
+    /// What runs for a loop task: the user's future with its task id, for
+    /// [`task::id`](id). Nothing else: the loop task catches panics itself and keeps
+    /// abort requests in its header, and the handle turns both into a [`JoinError`].
+    /// Its output is the future's own, so no `Result` is built or copied per poll.
+    pub(crate) struct Identified<F> {
+        #[pin]
+        future: F,
+        id: Id,
+    }
+}
+
+impl<F: Future> Future for Identified<F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let _id = IdGuard::enter(*this.id);
+        this.future.poll(cx)
+    }
+}
+
+/// Sets the current task id for a poll and puts the outer one back when dropped, also
+/// when the poll unwinds (the loop task catches the panic; the thread goes on).
+struct IdGuard(Option<Id>);
+
+impl IdGuard {
+    #[inline]
+    fn enter(id: Id) -> IdGuard {
+        IdGuard(CURRENT_ID.with(|c| c.replace(Some(id))))
+    }
+}
+
+impl Drop for IdGuard {
+    #[inline]
+    fn drop(&mut self) {
+        CURRENT_ID.with(|c| c.set(self.0));
+    }
+}
+
+/// Wraps a loop task's future.
+pub(crate) fn identify<F: Future>(future: F, id: Id) -> Identified<F> {
+    Identified { future, id }
 }
 
 thread_local! {
@@ -212,27 +256,24 @@ impl<F: Future> Future for Guarded<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        if let Some(abort) = this.abort.as_ref()
-            && abort.aborted.load(Acquire)
-        {
+        if this.abort.aborted.load(Acquire) {
             return Poll::Ready(Err(JoinError::cancelled(*this.id)));
         }
         let id = *this.id;
         let future = this.future;
-        let outer = CURRENT_ID.with(|c| c.replace(Some(id)));
-        let polled = catch_unwind(AssertUnwindSafe(|| future.poll(cx)));
-        CURRENT_ID.with(|c| c.set(outer));
+        let polled = {
+            let _id = IdGuard::enter(id);
+            catch_unwind(AssertUnwindSafe(|| future.poll(cx)))
+        };
         match polled {
             Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
             Ok(Poll::Pending) => {
                 // Only a task that waits can be aborted while waiting, so the waker is
                 // recorded the first time it pends (most short tasks never do).
-                if let Some(abort) = this.abort.as_ref()
-                    && abort.waker.get().is_none()
-                {
-                    let _ = abort.waker.set(cx.waker().clone());
+                if this.abort.waker.get().is_none() {
+                    let _ = this.abort.waker.set(cx.waker().clone());
                     // An abort before the waker was there woke nobody: honour it now.
-                    if abort.aborted.load(Acquire) {
+                    if this.abort.aborted.load(Acquire) {
                         return Poll::Ready(Err(JoinError::cancelled(id)));
                     }
                 }
@@ -252,22 +293,9 @@ pub(crate) fn new_abort_state() -> Arc<AbortState> {
     })
 }
 
-/// Wraps a loop task's future (its abort request lives in the task header).
-pub(crate) fn guard<F: Future>(future: F, id: Id) -> Guarded<F> {
-    Guarded {
-        future,
-        abort: None,
-        id,
-    }
-}
-
 /// Wraps the future of a task off the loops, which checks `abort` at every poll.
 pub(crate) fn guard_with_flag<F: Future>(future: F, abort: Arc<AbortState>, id: Id) -> Guarded<F> {
-    Guarded {
-        future,
-        abort: Some(abort),
-        id,
-    }
+    Guarded { future, abort, id }
 }
 
 /// An owned permission to join a task: awaiting it gives the task's output
@@ -278,18 +306,19 @@ pub(crate) fn guard_with_flag<F: Future>(future: F, abort: Arc<AbortState>, id: 
 /// unless the task had already finished.
 pub struct JoinHandle<T> {
     /// `None` for a task that was rejected (its runtime shut down): it never ran.
-    task: Option<Inner<Result<T, JoinError>>>,
+    task: Option<Inner<T>>,
     id: Id,
 }
 
-/// The task behind a handle: a loop task (abort lives in its header), or an async-task
-/// task of the blocking pool or a `LocalSet`, with its abort flag.
-enum Inner<R> {
-    Loop(netloop_reactor::FallibleTask<R>),
-    Plain(async_task::FallibleTask<R>, Arc<AbortState>),
+/// The task behind a handle: a loop task (abort lives in its header, a panic comes
+/// back as a payload), or an async-task task of the blocking pool or a `LocalSet`,
+/// whose `Guarded` future reports both itself.
+enum Inner<T> {
+    Loop(netloop_reactor::FallibleTask<T>),
+    Plain(async_task::FallibleTask<Result<T, JoinError>>, Arc<AbortState>),
 }
 
-impl<R> Inner<R> {
+impl<T> Inner<T> {
     fn is_finished(&self) -> bool {
         match self {
             Inner::Loop(t) => t.is_finished(),
@@ -297,9 +326,12 @@ impl<R> Inner<R> {
         }
     }
 
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<R>> {
+    /// The task's result; `None` when its future was dropped unfinished.
+    fn poll(&mut self, cx: &mut Context<'_>, id: Id) -> Poll<Option<Result<T, JoinError>>> {
         match self {
-            Inner::Loop(t) => Pin::new(t).poll(cx),
+            Inner::Loop(t) => t
+                .poll_outcome(cx)
+                .map(|outcome| outcome.map(|outcome| outcome.map_err(|payload| JoinError::panic(id, payload)))),
             Inner::Plain(t, _) => Pin::new(t).poll(cx),
         }
     }
@@ -328,7 +360,7 @@ impl<R> Inner<R> {
 
 impl<T> JoinHandle<T> {
     /// A handle for a task spawned on an event loop.
-    pub(crate) fn new(task: netloop_reactor::Task<Result<T, JoinError>>, id: Id) -> Self {
+    pub(crate) fn new(task: netloop_reactor::Task<T>, id: Id) -> Self {
         JoinHandle {
             task: Some(Inner::Loop(task.fallible())),
             id,
@@ -385,7 +417,7 @@ impl<T> Future for JoinHandle<T> {
         let Some(task) = self.task.as_mut() else {
             return Poll::Ready(Err(JoinError::cancelled(id)));
         };
-        match task.poll(cx) {
+        match task.poll(cx, id) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Some(out)) => Poll::Ready(out),
             // The runnable was dropped unrun: the loop shut down.

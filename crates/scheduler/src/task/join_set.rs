@@ -224,11 +224,10 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        let event_loop = match netloop_reactor::EventLoopHandle::current() {
-            Some(current) => current,
-            None => Handle::current().loop_for_spawn(),
-        };
-        self.spawn_on_loop(event_loop, future)
+        netloop_reactor::EventLoopHandle::with_current(|current| match current {
+            Some(current) => self.spawn_on_loop(current, future),
+            None => Handle::with_current(|handle| self.spawn_on_loop(handle.loop_for_spawn(), future)),
+        })
     }
 
     /// Spawns a task into the set on `handle`'s runtime.
@@ -239,7 +238,7 @@ impl<T: Send + 'static> JoinSet<T> {
         self.spawn_on_loop(handle.loop_for_spawn(), future)
     }
 
-    fn spawn_on_loop<F>(&mut self, event_loop: netloop_reactor::EventLoopHandle, future: F) -> AbortHandle
+    fn spawn_on_loop<F>(&mut self, event_loop: &netloop_reactor::EventLoopHandle, future: F) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {

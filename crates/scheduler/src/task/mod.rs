@@ -29,5 +29,5 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    spawn::spawn_on(event_loop.clone(), future)
+    spawn::spawn_on(event_loop, future)
 }

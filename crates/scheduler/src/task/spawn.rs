@@ -4,11 +4,11 @@ use std::future::Future;
 
 use netloop_reactor::{EventLoopHandle, SpawnLocalError};
 
-use super::join::{Id, JoinHandle, guard};
+use super::join::{Id, JoinHandle, identify};
 use crate::runtime::Handle;
 
 /// Spawns `future` on `event_loop`, for life.
-pub(crate) fn spawn_on<F>(event_loop: EventLoopHandle, future: F) -> JoinHandle<F::Output>
+pub(crate) fn spawn_on<F>(event_loop: &EventLoopHandle, future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -17,12 +17,12 @@ where
 }
 
 /// `spawn_on` with the task id chosen by the caller (who needs it first).
-pub(crate) fn spawn_with<F>(event_loop: EventLoopHandle, future: F, id: Id) -> JoinHandle<F::Output>
+pub(crate) fn spawn_with<F>(event_loop: &EventLoopHandle, future: F, id: Id) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    match event_loop.spawn(guard(future, id)) {
+    match event_loop.spawn(identify(future, id)) {
         Ok(task) => JoinHandle::new(task, id),
         Err(_) => JoinHandle::rejected(id),
     }
@@ -39,10 +39,10 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    match EventLoopHandle::current() {
+    EventLoopHandle::with_current(|current| match current {
         Some(current) => spawn_on(current, future),
-        None => Handle::current().spawn(future),
-    }
+        None => Handle::with_current(|handle| handle.spawn(future)),
+    })
 }
 
 /// Spawns a `!Send` future on the current event loop (tokio's `task::spawn_local`).
@@ -70,7 +70,7 @@ where
     let id = Id::next();
     let future = make(id);
     if let Some(current) = EventLoopHandle::current() {
-        return match current.spawn_local(guard(future, id)) {
+        return match current.spawn_local(identify(future, id)) {
             Ok(task) => JoinHandle::new(task, id),
             Err(SpawnLocalError::Shutdown) => JoinHandle::rejected(id),
             Err(e) => panic!("{e}"),
@@ -95,8 +95,7 @@ where
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {
-    let event_loop = Handle::current().inner.group.next().clone();
-    spawn_pinned_on(&event_loop, make)
+    Handle::with_current(|handle| spawn_pinned_on(handle.inner.group.next(), make))
 }
 
 /// [`spawn_pinned`] on a chosen loop: `make` runs there and builds the `!Send`
@@ -108,7 +107,7 @@ where
     Fut::Output: Send + 'static,
 {
     let id = Id::next();
-    match event_loop.spawn_pinned(move || guard(make(), id)) {
+    match event_loop.spawn_pinned(move || identify(make(), id)) {
         Ok(task) => JoinHandle::new(task, id),
         Err(_) => JoinHandle::rejected(id),
     }
