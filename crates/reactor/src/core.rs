@@ -1,7 +1,6 @@
 //! The loop-thread side of a loop: queues that need no synchronization.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::Waker;
 
@@ -10,6 +9,7 @@ use slab::Slab;
 use crate::LoopState;
 use crate::error::{RejectReason, RejectedExecution};
 use crate::loop_task::LoopRunnable;
+use crate::run_queue::RunQueue;
 use crate::scheduled::ScheduledQueue;
 use crate::shared::Shared;
 use crate::tail::TailTask;
@@ -38,7 +38,7 @@ impl Core {
 pub(crate) struct Local {
     /// Same-thread submissions and wakes, plus due scheduled tasks and the inbox's
     /// contents once moved over.
-    pub(crate) run_queue: RefCell<VecDeque<Task>>,
+    pub(crate) run_queue: RefCell<RunQueue>,
     pub(crate) scheduled: RefCell<ScheduledQueue>,
     pub(crate) tail: RefCell<Vec<TailTask>>,
     /// Wakers of every live future spawned here, so termination can close them all on
@@ -51,7 +51,7 @@ pub(crate) struct Local {
 impl Local {
     pub(crate) fn new() -> Self {
         Local {
-            run_queue: RefCell::new(VecDeque::with_capacity(256)),
+            run_queue: RefCell::new(RunQueue::with_capacity(256)),
             scheduled: RefCell::new(ScheduledQueue::default()),
             tail: RefCell::new(Vec::new()),
             tasks: RefCell::new(Some(Slab::new())),
@@ -67,7 +67,7 @@ impl Local {
         match task {
             Task::Schedule(t) => self.scheduled.borrow_mut().push(t),
             Task::Tail(t) => self.tail.borrow_mut().push(t),
-            other => self.run_queue.borrow_mut().push_back(other),
+            other => self.run_queue.borrow_mut().push(other),
         }
         Ok(())
     }
@@ -79,7 +79,7 @@ impl Local {
             // On the loop's thread, so dropping is allowed: this closes the task.
             drop(runnable);
         } else {
-            self.run_queue.borrow_mut().push_back(Task::Runnable(runnable));
+            self.run_queue.borrow_mut().push_runnable(runnable);
         }
     }
 

@@ -21,6 +21,7 @@ use crate::error::DriveError;
 use crate::handle::EventLoopHandle;
 use crate::io::ready::Ready;
 use crate::metrics::LoopCounters;
+use crate::run_queue::Next;
 use crate::scheduled::{Job, ScheduledTask};
 use crate::shared::{Shared, WAKER_TOKEN};
 use crate::sys::Selector;
@@ -409,7 +410,7 @@ impl Driver {
                 Task::Schedule(t) => core.local.scheduled.borrow_mut().push(t),
                 Task::CancelScheduled(state) => drop(core.local.scheduled.borrow_mut().remove(&state)),
                 Task::Tail(t) => core.local.tail.borrow_mut().push(t),
-                other => core.local.run_queue.borrow_mut().push_back(other),
+                other => core.local.run_queue.borrow_mut().push(other),
             }
         }
     }
@@ -430,7 +431,7 @@ impl Driver {
                     core.local
                         .run_queue
                         .borrow_mut()
-                        .push_back(Task::Due(ScheduledTask { job, ..task }));
+                        .push(Task::Due(ScheduledTask { job, ..task }));
                 }
             }
         }
@@ -452,9 +453,16 @@ impl Driver {
         let mut ran = 0u64;
         while limit > 0 {
             limit -= 1;
-            let next = core.local.run_queue.borrow_mut().pop_front();
-            let Some(task) = next else { break };
-            self.run_task(core, task);
+            let next = core.local.run_queue.borrow_mut().pop();
+            match next {
+                Some(Next::Runnable(runnable)) => coop::with_budget(|| {
+                    run_caught("future", || {
+                        runnable.run(core);
+                    });
+                }),
+                Some(Next::Other(task)) => self.run_task(core, task),
+                None => break,
+            }
             ran += 1;
             if ran % CLOCK_CHECK_INTERVAL == 0
                 && let Some(deadline) = deadline
@@ -637,7 +645,7 @@ impl Driver {
             None => return,
         };
         let mut q = core.local.run_queue.borrow_mut();
-        q.extend(orphans.into_iter().map(Task::Runnable));
+        orphans.into_iter().for_each(|r| q.push_runnable(r));
     }
 
     /// Closes every live task and drops every queued one on this thread, then marks the
@@ -671,7 +679,7 @@ impl Driver {
                 drop(task);
             }
             loop {
-                let next = core.local.run_queue.borrow_mut().pop_front();
+                let next = core.local.run_queue.borrow_mut().pop();
                 let Some(task) = next else { break };
                 dropped += 1;
                 drop(task);

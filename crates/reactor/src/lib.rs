@@ -81,6 +81,7 @@ mod inbox;
 pub mod io;
 mod loop_task;
 mod metrics;
+mod run_queue;
 mod scheduled;
 mod shared;
 mod spawn;

@@ -680,6 +680,52 @@ fn coop_budget_an_always_ready_reader_cannot_starve_another_task() {
 // ---------------------------------------------------------------------------------
 
 #[test]
+fn closures_spawns_and_wakes_on_the_loop_thread_share_one_fifo() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let order = on_loop(&r.handle, || {
+            let h = EventLoopHandle::current().unwrap();
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let (l1, l2, l3, l4) = (log.clone(), log.clone(), log.clone(), log.clone());
+            // A task that logs, yields (a same-thread wake: back of the queue), logs.
+            h.spawn_local(async move {
+                l1.lock().unwrap().push("task 1");
+                let mut yielded = false;
+                poll_fn(|cx| {
+                    if yielded {
+                        return Poll::Ready(());
+                    }
+                    yielded = true;
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                })
+                .await;
+                l1.lock().unwrap().push("task 1 again");
+            })
+            .unwrap()
+            .detach();
+            h.execute(move || l2.lock().unwrap().push("closure 1")).unwrap();
+            h.spawn_local(async move { l3.lock().unwrap().push("task 2") })
+                .unwrap()
+                .detach();
+            h.execute(move || l4.lock().unwrap().push("closure 2")).unwrap();
+            let log = log.clone();
+            let (tx, rx) = mpsc::channel();
+            h.execute(move || {
+                // By now the yielded task went behind closure 2: it runs after this.
+                let h = EventLoopHandle::current().unwrap();
+                h.execute(move || tx.send(log.lock().unwrap().clone()).unwrap())
+                    .unwrap();
+            })
+            .unwrap();
+            rx
+        });
+        let order = recv(&order, secs(3), "the log");
+        assert_eq!(order, ["task 1", "closure 1", "task 2", "closure 2", "task 1 again"]);
+    });
+}
+
+#[test]
 fn submissions_from_the_loop_thread_send_no_wakeups() {
     with_timeout(5, || {
         let r = start_loop();
