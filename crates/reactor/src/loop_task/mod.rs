@@ -58,7 +58,13 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let ptr = raw::allocate(TaskMeta { shared: shared.clone() }, future);
+    let meta = TaskMeta { shared: shared.clone() };
+    // Padded only when spawned from another thread; see `raw::TaskCell`.
+    let ptr = if crate::context::is_own_thread(shared) {
+        raw::allocate::<F, ()>(meta, future)
+    } else {
+        raw::allocate::<F, raw::CachePad>(meta, future)
+    };
     // SAFETY: a fresh task with a handle reference and output type `F::Output`.
     (LoopRunnable::borrowing_loop_ref(ptr), unsafe { Task::from_raw(ptr) })
 }

@@ -1,7 +1,7 @@
 //! The task allocation: header, stage, vtables, and the reference count.
 //!
-//! A task is one heap block, `TaskCell<F>`: a type-erased [`Header`] followed by the
-//! future's [`Stage`]. Everything outside this file reaches it through
+//! A task is one heap block, `TaskCell<F, P>`: a type-erased [`Header`] followed by
+//! the future's [`Stage`], then padding `P` for tasks spawned from another thread. Everything outside this file reaches it through
 //! `NonNull<Header>` and the header's [`Vtable`], so `Runnable`, `Task<T>` and the
 //! waker carry no future type.
 //!
@@ -28,7 +28,7 @@
 
 use std::cell::{Cell, UnsafeCell};
 use std::future::Future;
-use std::mem;
+use std::mem::{self, MaybeUninit};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::ptr::NonNull;
@@ -95,50 +95,81 @@ enum Stage<F: Future> {
     Consumed,
 }
 
-/// Ends with 128 bytes of padding. Tasks spawned back to back by one thread sit
-/// side by side in memory but usually run on different loops, and every turn writes
-/// the header (at the start) and the future (at the end). Without the padding,
-/// neighbours on two loops share a line and every yield bounces it between cores
-/// (measured: 2 loops, 100 yielding tasks each, 94–120 ns per yield against 71 ns on
-/// one loop). tokio aligns its task cell to 128 bytes instead; an over-aligned `Box`
-/// takes glibc's slow `memalign` path, which cost more on every spawn than padding.
+/// The header and the stage: the part of a task every vtable function but `dealloc`
+/// sees, whatever padding follows it.
 #[repr(C)]
-struct TaskCell<F: Future> {
+struct Head<F: Future> {
     header: Header,
     stage: UnsafeCell<Stage<F>>,
-    _pad: CachePad,
+}
+
+/// A task's heap block: [`Head`], then `P`, either [`CachePad`] or nothing.
+///
+/// Tasks spawned from another thread end with 128 bytes of padding. Such tasks,
+/// spawned back to back by one thread, sit side by side in memory but usually run on
+/// different loops, and every turn writes the header (at the start) and the future (at
+/// the end). Without the padding, neighbours on two loops share a line and every yield
+/// bounces it between cores (measured: 2 loops, 100 yielding tasks each, 94–120 ns per
+/// yield against 71 ns on one loop; `yield_many` took 2.5x as long). A task spawned on
+/// its loop's own thread sits among that thread's allocations, which that loop uses:
+/// padding it only made memory bigger (`spawn_many_local_in_task` took 1.6x as long
+/// padded). tokio aligns every task cell to 128 bytes instead; an over-aligned `Box`
+/// takes glibc's slow `memalign` path, which cost more on every spawn than padding.
+#[repr(C)]
+struct TaskCell<F: Future, P> {
+    head: Head<F>,
+    _pad: P,
 }
 
 /// Two lines' worth of bytes that nothing reads or writes (two, because the x86
-/// prefetcher pulls lines in pairs).
-#[allow(dead_code)]
-struct CachePad([u8; 128]);
+/// prefetcher pulls lines in pairs). Left uninitialized: zeroing them cost two line
+/// writes per spawn for bytes no one reads.
+pub(super) struct CachePad(#[allow(dead_code)] MaybeUninit<[u8; 128]>);
 
-impl<F: Future> TaskCell<F> {
+/// What follows a task's [`Head`]: [`CachePad`], or `()` for none.
+pub(super) trait Padding: Sized + 'static {
+    fn new() -> Self;
+}
+
+impl Padding for CachePad {
+    fn new() -> Self {
+        CachePad(MaybeUninit::uninit())
+    }
+}
+
+impl Padding for () {
+    fn new() -> Self {}
+}
+
+impl<F: Future, P: Padding> TaskCell<F, P> {
     const VTABLE: Vtable = Vtable {
         poll: poll::<F>,
         drop_stage: drop_stage::<F>,
         take_output: take_output::<F>,
-        dealloc: dealloc::<F>,
+        dealloc: dealloc::<F, P>,
     };
 }
 
-/// Allocates a task holding `future`, scheduled (its runnable is about to be queued),
-/// with a handle. Returns the header; the caller makes the runnable and the handle.
-pub(super) fn allocate<F: Future>(meta: TaskMeta, future: F) -> NonNull<Header> {
+/// Allocates a task holding `future`, followed by padding `P`, scheduled (its runnable
+/// is about to be queued), with a handle. Returns the header; the caller makes the
+/// runnable and the handle.
+pub(super) fn allocate<F: Future, P: Padding>(meta: TaskMeta, future: F) -> NonNull<Header> {
     let cell = Box::new(TaskCell {
-        header: Header {
-            // The loop's reference and the handle's.
-            state: AtomicUsize::new(HANDLE | (2 * REF_ONE)),
-            local: Cell::new(SCHEDULED),
-            vtable: &TaskCell::<F>::VTABLE,
-            meta,
-            join_waker: UnsafeCell::new(None),
+        head: Head {
+            header: Header {
+                // The loop's reference and the handle's.
+                state: AtomicUsize::new(HANDLE | (2 * REF_ONE)),
+                local: Cell::new(SCHEDULED),
+                vtable: &TaskCell::<F, P>::VTABLE,
+                meta,
+                join_waker: UnsafeCell::new(None),
+            },
+            stage: UnsafeCell::new(Stage::Running(future)),
         },
-        stage: UnsafeCell::new(Stage::Running(future)),
-        _pad: CachePad([0; 128]),
+        _pad: P::new(),
     });
-    // `TaskCell` is `repr(C)` with the header first, so the cast is the header.
+    // `TaskCell` and `Head` are `repr(C)` with the header first, so the cast is the
+    // header.
     NonNull::from(Box::leak(cell)).cast::<Header>()
 }
 
@@ -148,9 +179,9 @@ pub(super) fn allocate<F: Future>(meta: TaskMeta, future: F) -> NonNull<Header> 
 /// `ptr` is a live task of type `F`, and the caller has exclusive access to the stage
 /// (the owner thread while the task is not `DONE`, or the handle after `COMPLETE`).
 unsafe fn stage<'a, F: Future>(ptr: NonNull<Header>) -> &'a mut Stage<F> {
-    // SAFETY: per the contract, the block is a `TaskCell<F>` and nobody else is in
-    // the stage.
-    unsafe { &mut *ptr.cast::<TaskCell<F>>().as_ref().stage.get() }
+    // SAFETY: per the contract, the block is a `TaskCell<F, _>`, which starts with a
+    // `Head<F>` whatever its padding, and nobody else is in the stage.
+    unsafe { &mut *ptr.cast::<Head<F>>().as_ref().stage.get() }
 }
 
 /// Drops `value`, swallowing a panic from its destructor: the loop must go on, and the
@@ -195,9 +226,9 @@ unsafe fn take_output<F: Future>(ptr: NonNull<Header>, out: *mut ()) {
     }
 }
 
-unsafe fn dealloc<F: Future>(ptr: NonNull<Header>) {
+unsafe fn dealloc<F: Future, P: Padding>(ptr: NonNull<Header>) {
     // SAFETY: the last reference is gone; the block came from `Box::new` in `allocate`.
-    drop(unsafe { Box::from_raw(ptr.cast::<TaskCell<F>>().as_ptr()) });
+    drop(unsafe { Box::from_raw(ptr.cast::<TaskCell<F, P>>().as_ptr()) });
 }
 
 /// The header at `ptr`.

@@ -314,3 +314,37 @@ fn abort_after_completion_keeps_the_output() {
     task.abort();
     assert_eq!(ev.block_on(task).unwrap(), 9);
 }
+
+#[test]
+fn tasks_spawned_on_the_loop_thread_run_and_free_like_remote_ones() {
+    // Spawned on the loop's own thread, a task has no padding after its stage (see
+    // `raw::TaskCell`); every path that frees or reads it must agree on that layout
+    // (miri checks the deallocation size).
+    let mut ev = EventLoop::new().unwrap();
+    let (future_spy, dropped_on) = spy();
+    let (out_spy, out_dropped_on) = spy();
+    let remote = ev.handle().spawn(yields(3)).unwrap();
+    let (sum, detached_output_kept) = ev
+        .block_on(async move {
+            let here = crate::EventLoopHandle::current().unwrap();
+            let joined = here.spawn(yields(5)).unwrap();
+            let local = here
+                .spawn_local(async move {
+                    let _spy = future_spy;
+                    yields(2).await
+                })
+                .unwrap();
+            here.spawn(async move { out_spy }).unwrap().detach();
+            let cancelled = here.spawn(yields(100)).unwrap();
+            drop(cancelled);
+            let kept = here.spawn(async { [7u8; 300] }).unwrap();
+            let sum = joined.await + local.await + remote.await;
+            (sum, kept.await)
+        })
+        .unwrap();
+    assert_eq!(sum, 6 + 3 + 4);
+    assert_eq!(detached_output_kept, [7u8; 300]);
+    let me = Some(thread::current().id());
+    assert_eq!(*dropped_on.lock().unwrap(), me);
+    assert_eq!(*out_dropped_on.lock().unwrap(), me);
+}
