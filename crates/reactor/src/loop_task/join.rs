@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::task::{Context, Poll};
 use std::thread;
 
-use super::raw::{CANCEL, COMPLETE, FINAL, HANDLE, Header, JOIN_WAKER, header, ref_dec, ref_inc};
+use super::raw::{CANCEL, COMPLETE, FINAL, HANDLE, Header, JOIN_WAKER, REF_ONE, header, ref_dec, ref_inc};
 
 /// A future spawned on an event loop: await it for the output.
 ///
@@ -138,13 +138,13 @@ impl<T> Task<T> {
     }
 }
 
-/// Gives up a handle: clears `HANDLE` (or, if the output is already there, drops it
-/// on this thread), then releases the handle's reference.
+/// Gives up a handle: clears `HANDLE` and releases the handle's reference in one
+/// step, or, if the output is already there, drops it on this thread first.
 ///
 /// # Safety
 /// Called once per handle, with the handle's reference.
 unsafe fn release(ptr: NonNull<Header>) {
-    // SAFETY: the handle's reference keeps the task alive until `ref_dec`.
+    // SAFETY: the handle's reference keeps the task alive until it is released.
     let h = unsafe { header(ptr) };
     let mut cur = h.state.load(Acquire);
     loop {
@@ -152,15 +152,29 @@ unsafe fn release(ptr: NonNull<Header>) {
             // The task side saw HANDLE set and left the output to this handle.
             // SAFETY: after COMPLETE the stage belongs to the handle.
             unsafe { (h.vtable.drop_stage)(ptr) };
-            break;
+            // SAFETY: the handle's reference is released.
+            unsafe { ref_dec(ptr) };
+            return;
         }
-        match h.state.compare_exchange_weak(cur, cur & !HANDLE, AcqRel, Acquire) {
-            Ok(_) => break,
+        // One read-modify-write for both: a detached or dropped handle is the common
+        // case, once per spawn.
+        match h
+            .state
+            .compare_exchange_weak(cur, (cur & !HANDLE) - REF_ONE, AcqRel, Acquire)
+        {
+            Ok(_) => {
+                if cur & !(REF_ONE - 1) == REF_ONE {
+                    // That was the last reference (the loop is done with the task, which
+                    // was closed without an output). AcqRel ordered every earlier
+                    // release before this point.
+                    // SAFETY: nothing else refers to the block.
+                    unsafe { (h.vtable.dealloc)(ptr) };
+                }
+                return;
+            }
             Err(actual) => cur = actual,
         }
     }
-    // SAFETY: the handle's reference is released.
-    unsafe { ref_dec(ptr) };
 }
 
 impl<T> Future for Task<T> {
