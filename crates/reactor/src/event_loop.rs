@@ -20,6 +20,7 @@ use crate::core::Core;
 use crate::error::DriveError;
 use crate::handle::EventLoopHandle;
 use crate::io::ready::Ready;
+use crate::loop_task::LoopRunnable;
 use crate::metrics::LoopCounters;
 use crate::run_queue::Next;
 use crate::scheduled::{Job, ScheduledTask};
@@ -230,6 +231,16 @@ impl Wake for MainWaker {
             self.shared.wake(0);
         }
     }
+}
+
+/// A loop task's turn, under a fresh cooperative budget; a panic that escapes the
+/// task (it catches its future's own) is logged and the loop goes on.
+fn run_runnable(core: &Core, runnable: LoopRunnable) {
+    coop::with_budget(|| {
+        run_caught("future", || {
+            runnable.run(core);
+        })
+    });
 }
 
 impl Driver {
@@ -455,11 +466,7 @@ impl Driver {
             limit -= 1;
             let next = core.local.run_queue.borrow_mut().pop();
             match next {
-                Some(Next::Runnable(runnable)) => coop::with_budget(|| {
-                    run_caught("future", || {
-                        runnable.run(core);
-                    });
-                }),
+                Some(Next::Runnable(runnable)) => run_runnable(core, runnable),
                 Some(Next::Other(task)) => self.run_task(core, task),
                 None => break,
             }
@@ -477,13 +484,7 @@ impl Driver {
 
     fn run_task(&mut self, core: &Core, task: Task) {
         match task {
-            Task::Runnable(runnable) => {
-                coop::with_budget(|| {
-                    run_caught("future", || {
-                        runnable.run(core);
-                    })
-                });
-            }
+            Task::Runnable(runnable) => run_runnable(core, runnable),
             Task::Closure(f) => {
                 run_caught("closure", f);
             }

@@ -1,9 +1,9 @@
 //! The task allocation: header, stage, vtables, and the reference count.
 //!
 //! A task is one heap block, `TaskCell<F, P>`: a type-erased [`Header`] followed by
-//! the future's [`Stage`], then padding `P` for tasks spawned from another thread. Everything outside this file reaches it through
-//! `NonNull<Header>` and the header's [`Vtable`], so `Runnable`, `Task<T>` and the
-//! waker carry no future type.
+//! the future's [`Stage`], then padding `P` for tasks spawned from another thread.
+//! Everything outside this file reaches it through `NonNull<Header>` and the header's
+//! [`Vtable`], so `Runnable`, `Task<T>` and the waker carry no future type.
 //!
 //! # Two halves of the state
 //!
