@@ -180,7 +180,7 @@ pub async fn http<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S) {
 }
 
 /// The netloop server: a multi-thread runtime of `threads` event loops and
-/// [`serve`](netloop::net::serve) (the acceptor of the examples) with [`echo`] or
+/// [`serve`] (the acceptor of the examples) with [`echo`] or
 /// [`http`]. Calls `on_listen` with the bound address, then serves until the process
 /// ends.
 pub fn netloop_server(
