@@ -2,6 +2,6 @@
 //! `--cfg loom` so the models next to that code explore every interleaving.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, fence};
+pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, fence};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicU64, fence};
+pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize, fence};

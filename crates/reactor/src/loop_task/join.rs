@@ -341,7 +341,7 @@ impl fmt::Debug for AbortHandle {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 impl<T> Task<T> {
     /// References held right now (loop + handle + wakers + remote wakes in flight).
     pub(super) fn refs(&self) -> usize {

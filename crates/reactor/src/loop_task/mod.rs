@@ -69,5 +69,7 @@ where
     (LoopRunnable::borrowing_loop_ref(ptr), unsafe { Task::from_raw(ptr) })
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod loom_models;
+#[cfg(all(test, not(loom)))]
 mod tests;

@@ -26,6 +26,7 @@
 //! freed when the count reaches zero, which can only happen after `DONE`, so a future
 //! is never dropped by a reference release on some other thread.
 
+use crate::sync::{AtomicUsize, fence};
 use std::cell::{Cell, UnsafeCell};
 use std::future::Future;
 use std::mem::{self, MaybeUninit};
@@ -33,7 +34,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::atomic::{AtomicUsize, fence};
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use std::thread;
 

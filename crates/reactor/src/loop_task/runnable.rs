@@ -52,7 +52,7 @@ impl LoopRunnable {
         }
     }
 
-    fn ptr(&self) -> NonNull<Header> {
+    pub(super) fn ptr(&self) -> NonNull<Header> {
         let untagged = self.tagged.as_ptr().map_addr(|a| a & !REMOTE_TAG);
         // SAFETY: the header's address is non-null and has the tag bit clear.
         unsafe { NonNull::new_unchecked(untagged.cast()) }
@@ -124,7 +124,7 @@ impl Drop for LoopRunnable {
 ///
 /// # Safety
 /// On the owner thread, right after `poll` stored the outcome.
-unsafe fn complete(ptr: NonNull<Header>) {
+pub(super) unsafe fn complete(ptr: NonNull<Header>) {
     // SAFETY: per the contract.
     unsafe { finish(ptr, COMPLETE) };
 }
