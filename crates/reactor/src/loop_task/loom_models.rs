@@ -11,7 +11,8 @@
 //! or extra reference as a block that is not freed. The stage and the waker slot are
 //! plain `UnsafeCell`s that loom does not track; the ordering of their accesses is
 //! checked by miri instead (the `tests` module runs under miri). Deleting the join wake
-//! in `finish`, or the reference release in `release`, makes these models fail.
+//! in `finish`, the reference release in `release`, or the release of a wake that
+//! finds its task finished (`wake_remote`), makes these models fail.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p netloop-reactor --lib --release loom_models`.
 
@@ -26,7 +27,7 @@ use loom::sync::atomic::AtomicUsize;
 use loom::sync::atomic::Ordering::SeqCst;
 use loom::thread;
 
-use super::raw::{Header, header};
+use super::raw::{Header, header, raw_waker};
 use super::runnable::complete;
 use super::{LoopRunnable, new_unchecked};
 use crate::config::EventLoopBuilder;
@@ -150,4 +151,70 @@ fn the_handle_is_woken_when_the_task_completes_on_another_thread() {
         drain(&shared);
         assert_eq!(Arc::strong_count(&shared), 1, "the task block was freed");
     });
+}
+
+#[test]
+fn a_wake_from_another_thread_racing_completion_leaks_nothing() {
+    // The future pends once, handing its waker to another thread; that thread wakes
+    // the task while the loop polls it to completion. The wake either finds the task
+    // finished and does nothing, or queues a remote runnable holding a reference of its
+    // own; either way, once the inbox is drained, every reference is gone.
+    loom::model(|| {
+        let shared = shared();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let handed = Arc::new(Handoff {
+            waker: std::sync::Mutex::new(None),
+            ready: Notify::new(),
+        });
+        let (runnable, task) = {
+            let (drops, handed) = (drops.clone(), handed.clone());
+            let mut polls = 0;
+            let future = std::future::poll_fn(move |cx| {
+                polls += 1;
+                if polls == 1 {
+                    *handed.waker.lock().unwrap() = Some(cx.waker().clone());
+                    handed.ready.notify();
+                    Poll::Pending
+                } else {
+                    Poll::Ready(Output(drops.clone()))
+                }
+            });
+            // SAFETY: the future is `Send`; one thread at a time polls and drops it.
+            unsafe { new_unchecked(&shared, future) }
+        };
+        task.detach();
+        let ptr = SendPtr(runnable.ptr());
+        std::mem::forget(runnable);
+        let lp = thread::spawn(move || {
+            let ptr = ptr.0;
+            // SAFETY: as in `run_to_completion`: this thread is the task's loop, and
+            // the waker it polls with borrows the loop's reference (never dropped).
+            unsafe {
+                let h = header(ptr);
+                let waker = std::mem::ManuallyDrop::new(Waker::from_raw(raw_waker(ptr)));
+                let mut cx = Context::from_waker(&waker);
+                assert!(!(h.vtable.poll)(ptr, &mut cx), "pends first");
+                assert!((h.vtable.poll)(ptr, &mut cx), "then completes");
+                complete(ptr);
+            }
+        });
+        // loom's `Notify` may wake spuriously: wait until the waker is there.
+        let waker = loop {
+            if let Some(waker) = handed.waker.lock().unwrap().take() {
+                break waker;
+            }
+            handed.ready.wait();
+        };
+        waker.wake();
+        lp.join().unwrap();
+        drain(&shared);
+        assert_eq!(drops.load(SeqCst), 1, "the output is dropped exactly once");
+        assert_eq!(Arc::strong_count(&shared), 1, "the task block was freed");
+    });
+}
+
+/// The pending future's waker, handed to the waking thread.
+struct Handoff {
+    waker: std::sync::Mutex<Option<Waker>>,
+    ready: Notify,
 }
