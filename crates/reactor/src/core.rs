@@ -10,7 +10,7 @@ use crate::LoopState;
 use crate::error::{RejectReason, RejectedExecution};
 use crate::loop_task::LoopRunnable;
 use crate::run_queue::RunQueue;
-use crate::scheduled::ScheduledQueue;
+use crate::scheduled::{ScheduledQueue, ScheduledTask};
 use crate::shared::Shared;
 use crate::tail::TailTask;
 use crate::task::Task;
@@ -59,14 +59,24 @@ impl Local {
         }
     }
 
+    /// A scheduled task submitted on the loop's own thread: straight into the heap,
+    /// with no box (timers such as `sleep` come this way).
+    pub(crate) fn push_scheduled(&self, task: ScheduledTask) -> Result<(), RejectedExecution> {
+        if self.state.get() >= LoopState::Shutdown {
+            return Err(RejectedExecution::new(RejectReason::Shutdown, None));
+        }
+        self.scheduled.borrow_mut().push(task);
+        Ok(())
+    }
+
     /// A new submission made on the loop's own thread.
     pub(crate) fn push_new(&self, task: Task) -> Result<(), RejectedExecution> {
         if self.state.get() >= LoopState::Shutdown {
             return Err(RejectedExecution::new(RejectReason::Shutdown, task.into_closure()));
         }
         match task {
-            Task::Schedule(t) => self.scheduled.borrow_mut().push(t),
-            Task::Tail(t) => self.tail.borrow_mut().push(t),
+            Task::Schedule(t) => self.scheduled.borrow_mut().push(*t),
+            Task::Tail(t) => self.tail.borrow_mut().push(*t),
             other => self.run_queue.borrow_mut().push(other),
         }
         Ok(())

@@ -418,9 +418,9 @@ impl Driver {
         for _ in 0..n {
             let Some(task) = core.shared.inbox.pop() else { break };
             match task {
-                Task::Schedule(t) => core.local.scheduled.borrow_mut().push(t),
+                Task::Schedule(t) => core.local.scheduled.borrow_mut().push(*t),
                 Task::CancelScheduled(state) => drop(core.local.scheduled.borrow_mut().remove(&state)),
-                Task::Tail(t) => core.local.tail.borrow_mut().push(t),
+                Task::Tail(t) => core.local.tail.borrow_mut().push(*t),
                 other => core.local.run_queue.borrow_mut().push(other),
             }
         }
@@ -442,7 +442,7 @@ impl Driver {
                     core.local
                         .run_queue
                         .borrow_mut()
-                        .push(Task::Due(ScheduledTask { job, ..task }));
+                        .push(Task::Due(Box::new(ScheduledTask { job, ..task })));
                 }
             }
         }
@@ -488,10 +488,10 @@ impl Driver {
             Task::Closure(f) => {
                 run_caught("closure", f);
             }
-            Task::Due(t) => self.run_scheduled(core, t),
-            Task::Schedule(t) => core.local.scheduled.borrow_mut().push(t),
+            Task::Due(t) => self.run_scheduled(core, *t),
+            Task::Schedule(t) => core.local.scheduled.borrow_mut().push(*t),
             Task::CancelScheduled(state) => drop(core.local.scheduled.borrow_mut().remove(&state)),
-            Task::Tail(t) => core.local.tail.borrow_mut().push(t),
+            Task::Tail(t) => core.local.tail.borrow_mut().push(*t),
         }
     }
 

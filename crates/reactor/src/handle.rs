@@ -125,7 +125,7 @@ impl EventLoopHandle {
             f: Box::new(f),
             removed: removed.clone(),
         };
-        self.shared.submit(Task::Tail(task), Wake::Now)?;
+        self.shared.submit(Task::Tail(Box::new(task)), Wake::Now)?;
         Ok(TailTaskHandle { removed })
     }
 
@@ -198,7 +198,12 @@ impl EventLoopHandle {
     fn submit_scheduled(&self, deadline: u64, job: Job) -> Result<ScheduledHandle, RejectedExecution> {
         let state = ScheduledState::new();
         let task = ScheduledTask::new(deadline, job, state.clone());
-        self.shared.submit(Task::Schedule(task), Wake::Before(deadline))?;
+        match context::on_own_core(&self.shared, task, |core, task| core.local.push_scheduled(task)) {
+            Ok(pushed) => pushed?,
+            Err(task) => self
+                .shared
+                .submit(Task::Schedule(Box::new(task)), Wake::Before(deadline))?,
+        }
         Ok(ScheduledHandle {
             state,
             shared: self.shared.clone(),

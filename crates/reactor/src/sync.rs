@@ -3,5 +3,9 @@
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, fence};
+#[cfg(loom)]
+pub(crate) use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize, fence};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Mutex, MutexGuard};

@@ -8,20 +8,27 @@ use crate::scheduled::{ScheduledState, ScheduledTask};
 use crate::tail::TailTask;
 
 /// One entry of the local run queue or the inbox.
+///
+/// Three words: the inbox's ring has a slot of this size per entry, so the rare large
+/// variants are boxed (a scheduled task or a tail task from another thread is one
+/// allocation more; a runnable or a closure, the common entries, is not).
 pub(crate) enum Task {
     /// A loop task's turn to be polled.
     Runnable(LoopRunnable),
     /// A closure from `execute`.
     Closure(Box<dyn FnOnce() + Send + 'static>),
     /// A scheduled task whose deadline has come (moved here from the heap).
-    Due(ScheduledTask),
+    Due(Box<ScheduledTask>),
     /// Another thread's `schedule`: insert into the heap.
-    Schedule(ScheduledTask),
+    Schedule(Box<ScheduledTask>),
     /// Another thread's `cancel`: remove from the heap now rather than at the deadline.
     CancelScheduled(Arc<ScheduledState>),
     /// Another thread's tail task.
-    Tail(TailTask),
+    Tail(Box<TailTask>),
 }
+
+// Three words, as the ring's slot size depends on it (see above).
+const _: () = assert!(std::mem::size_of::<Task>() <= 3 * std::mem::size_of::<usize>());
 
 impl Task {
     pub(crate) fn into_closure(self) -> Option<Box<dyn FnOnce() + Send + 'static>> {
