@@ -77,7 +77,7 @@ impl<T> Inbox<T> {
         }
     }
 
-    /// Appends a task; hands it back only if the inbox is closed.
+    /// Push a wake or internal message: refused (handed back) only after shutdown.
     pub(crate) fn push(&self, task: T) -> Result<(), T> {
         let task = if self.overflowed.load(Acquire) == 0 {
             match self.ring.push(task) {
@@ -100,6 +100,7 @@ impl<T> Inbox<T> {
         Ok(())
     }
 
+    /// Push a new submission, subject to `max_pending_tasks`.
     pub(crate) fn push_new(&self, task: T) -> Result<(), (T, RejectReason)> {
         if let Err(reason) = self.admit() {
             return Err((task, reason));
@@ -107,6 +108,7 @@ impl<T> Inbox<T> {
         self.push(task).map_err(|t| (t, RejectReason::Shutdown))
     }
 
+    /// Would a new submission be admitted now? (Used before a spawn builds its task.)
     pub(crate) fn admit(&self) -> Result<(), RejectReason> {
         if self.ring.is_closed() {
             Err(RejectReason::Shutdown)
