@@ -236,11 +236,7 @@ impl Wake for MainWaker {
 /// A loop task's turn, under a fresh cooperative budget; a panic that escapes the
 /// task (it catches its future's own) is logged and the loop goes on.
 fn run_runnable(core: &Core, runnable: LoopRunnable) {
-    coop::with_budget(|| {
-        run_caught("future", || {
-            runnable.run(core);
-        })
-    });
+    coop::with_budget(|| run_caught("future", || runnable.run(core)));
 }
 
 impl Driver {

@@ -198,12 +198,7 @@ impl EventLoopHandle {
     fn submit_scheduled(&self, deadline: u64, job: Job) -> Result<ScheduledHandle, RejectedExecution> {
         let state = ScheduledState::new();
         let task = ScheduledTask::new(deadline, job, state.clone());
-        match context::on_own_core(&self.shared, task, |core, task| core.local.push_scheduled(task)) {
-            Ok(pushed) => pushed?,
-            Err(task) => self
-                .shared
-                .submit(Task::Schedule(Box::new(task)), Wake::Before(deadline))?,
-        }
+        self.shared.submit_scheduled(task, deadline)?;
         Ok(ScheduledHandle {
             state,
             shared: self.shared.clone(),

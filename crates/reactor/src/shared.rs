@@ -14,6 +14,7 @@ use crate::inbox::Inbox;
 use crate::io::scheduled_io::ScheduledIo;
 use crate::loop_task::LoopRunnable;
 use crate::metrics::{ProducerCounters, Published};
+use crate::scheduled::ScheduledTask;
 use crate::task::Task;
 use crate::termination::Termination;
 use crate::wakeup::NextWakeup;
@@ -195,10 +196,25 @@ impl Shared {
     /// Submits a new task from any thread. On the loop's own thread it goes to the
     /// local run queue with no atomic operation and no wake.
     pub(crate) fn submit(&self, task: Task, wake: Wake) -> Result<(), RejectedExecution> {
-        let task = match context::on_own_core(self, task, |core, task| core.local.push_new(task)) {
-            Ok(result) => return result,
-            Err(task) => task,
-        };
+        match context::on_own_core(self, task, |core, task| core.local.push_new(task)) {
+            Ok(result) => result,
+            Err(task) => self.submit_remote(task, wake),
+        }
+    }
+
+    /// [`submit`](Self::submit) for a scheduled task due at `deadline`. On the loop's
+    /// thread (every `sleep` registers this way) it goes into the heap as it is; only
+    /// from another thread is it boxed into an inbox message.
+    pub(crate) fn submit_scheduled(&self, task: ScheduledTask, deadline: u64) -> Result<(), RejectedExecution> {
+        match context::on_own_core(self, task, |core, task| core.local.push_scheduled(task)) {
+            Ok(result) => result,
+            Err(task) => self.submit_remote(Task::Schedule(Box::new(task)), Wake::Before(deadline)),
+        }
+    }
+
+    /// A new submission from another thread: the inbox (bounded by
+    /// `max_pending_tasks`), then the wakeup protocol.
+    fn submit_remote(&self, task: Task, wake: Wake) -> Result<(), RejectedExecution> {
         match self.inbox.push_new(task) {
             Ok(()) => {
                 match wake {
@@ -227,15 +243,12 @@ impl Shared {
         }
     }
 
-    /// The first schedule of a newly spawned task, never polled yet. If the loop shut
-    /// down meanwhile, the runnable is dropped right here: its future has never run
-    /// (for `spawn_pinned` it is still only the `Send` closure), so dropping it on this
-    /// thread is sound, and it resolves the task's handle as cancelled.
-    pub(crate) fn schedule_new(&self, runnable: LoopRunnable) {
-        let runnable = match context::on_own_core(self, runnable, |core, r| core.local.push_wake(r)) {
-            Ok(()) => return,
-            Err(runnable) => runnable,
-        };
+    /// The first schedule of a task newly spawned from another thread, never polled
+    /// yet. If the loop shut down meanwhile, the runnable is dropped right here: its
+    /// future has never run (for `spawn_pinned` it is still only the `Send` closure), so
+    /// dropping it on this thread is sound, and it resolves the task's handle as
+    /// cancelled.
+    pub(crate) fn schedule_new_remote(&self, runnable: LoopRunnable) {
         if let Err(runnable) = self.push_remote(runnable) {
             drop(runnable);
         }

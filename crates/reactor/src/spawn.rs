@@ -75,19 +75,39 @@ impl<F: Future> Future for Tracked<F> {
 
 use crate::loop_task::Task;
 
-/// Refuses a spawn after shutdown and, off the loop, past `max_pending_tasks`: a
-/// spawn from another thread is a new submission to the inbox and counts like
-/// `execute` (later wakes of the task never do).
-fn admit_spawn(shared: &Shared) -> Result<(), RejectedExecution> {
+/// Admits, allocates and queues a new task, asking once which thread this is: on the
+/// loop's own thread the task goes straight into the run queue; from any other thread
+/// it is refused past `max_pending_tasks` (a spawn from elsewhere is a new submission
+/// and counts like `execute`; later wakes of the task never do) and goes through the
+/// inbox. Refused after shutdown either way.
+///
+/// # Safety
+/// As [`loop_task::new_unchecked`]: `future` may be dropped on this thread if it is
+/// refused, and is otherwise polled and dropped on the loop's thread only.
+unsafe fn submit_new<F>(shared: &Arc<Shared>, future: F) -> Result<Task<F::Output>, RejectedExecution>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
     if shared.state() >= LoopState::Shutdown {
         return Err(RejectedExecution::new(RejectReason::Shutdown, None));
     }
-    if !context::is_own_thread(shared)
-        && let Err(reason) = shared.inbox.admit()
-    {
+    let future = match context::on_own_core(shared, future, |core, future| {
+        // SAFETY: per the contract; spawned on the loop's own thread.
+        let (runnable, task) = unsafe { loop_task::new_unchecked(shared, future, false) };
+        core.local.push_wake(runnable);
+        task
+    }) {
+        Ok(task) => return Ok(task),
+        Err(future) => future,
+    };
+    if let Err(reason) = shared.inbox.admit() {
         return Err(RejectedExecution::new(reason, None));
     }
-    Ok(())
+    // SAFETY: per the contract; spawned from another thread.
+    let (runnable, task) = unsafe { loop_task::new_unchecked(shared, future, true) };
+    shared.schedule_new_remote(runnable);
+    Ok(task)
 }
 
 /// Spawns a `Send` future on the loop `shared` belongs to, from any thread.
@@ -96,10 +116,8 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    admit_spawn(shared)?;
-    let (runnable, task) = loop_task::new_send(shared, Tracked::new(future, shared));
-    shared.schedule_new(runnable);
-    Ok(task)
+    // SAFETY: the future and its output are `Send`, so any thread may drop them.
+    unsafe { submit_new(shared, Tracked::new(future, shared)) }
 }
 
 /// Spawns a `!Send` future; only on the loop's own thread.
@@ -115,7 +133,7 @@ where
         // SAFETY: on the loop's own thread, and the runnable is queued right here: the
         // future is created, polled and dropped on this thread only. A `!Send` output
         // makes the `Task` `!Send`, so it stays here too.
-        let (runnable, task) = unsafe { loop_task::new_unchecked(shared, Tracked::new(future, shared)) };
+        let (runnable, task) = unsafe { loop_task::new_unchecked(shared, Tracked::new(future, shared), false) };
         core.local.push_wake(runnable);
         Ok(task)
     })
@@ -159,7 +177,6 @@ where
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {
-    admit_spawn(shared)?;
     let tracked = Tracked::new(
         BuildOnFirstPoll {
             make: Some(make),
@@ -174,7 +191,5 @@ where
     // poll, whose future still holds only `make: Send`. So the
     // `!Send` value is created, polled and dropped on a single thread. The output is
     // `Send`, so the `Task` may be awaited and dropped anywhere.
-    let (runnable, task) = unsafe { loop_task::new_unchecked(shared, tracked) };
-    shared.schedule_new(runnable);
-    Ok(task)
+    unsafe { submit_new(shared, tracked) }
 }

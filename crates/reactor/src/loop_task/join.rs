@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::task::{Context, Poll};
 use std::thread;
 
-use super::raw::{CANCEL, COMPLETE, FINAL, HANDLE, Header, JOIN_WAKER, REF_ONE, header, ref_dec, ref_inc};
+use super::raw::{CANCEL, COMPLETE, FINAL, HANDLE, Header, JOIN_WAKER, REF_ONE, header, ref_count, ref_dec, ref_inc};
 
 /// A future spawned on an event loop: await it for the output.
 ///
@@ -163,7 +163,7 @@ unsafe fn release(ptr: NonNull<Header>) {
             .compare_exchange_weak(cur, (cur & !HANDLE) - REF_ONE, AcqRel, Acquire)
         {
             Ok(_) => {
-                if cur & !(REF_ONE - 1) == REF_ONE {
+                if ref_count(cur) == 1 {
                     // That was the last reference (the loop is done with the task, which
                     // was closed without an output). AcqRel ordered every earlier
                     // release before this point.
@@ -345,6 +345,6 @@ impl fmt::Debug for AbortHandle {
 impl<T> Task<T> {
     /// References held right now (loop + handle + wakers + remote wakes in flight).
     pub(super) fn refs(&self) -> usize {
-        self.header().state.load(Acquire) / super::raw::REF_ONE
+        ref_count(self.header().state.load(Acquire))
     }
 }

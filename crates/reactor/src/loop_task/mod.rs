@@ -34,17 +34,8 @@ pub(crate) struct TaskMeta {
 }
 
 /// Allocates a task for `future` on the loop `shared`, already scheduled: the caller
-/// queues the runnable (or drops it, which cancels the task).
-pub(crate) fn new_send<F>(shared: &Arc<Shared>, future: F) -> (LoopRunnable, Task<F::Output>)
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    // SAFETY: the future and its output are `Send`, so any thread may drop them.
-    unsafe { new_unchecked(shared, future) }
-}
-
-/// [`new_send`] for any future.
+/// queues the runnable (or drops it, which cancels the task). `remote`: spawned from
+/// another thread than the loop's, which pads the block (see `raw::TaskCell`).
 ///
 /// # Safety
 /// The future must be polled and dropped on one thread only. Loop tasks guarantee that
@@ -53,17 +44,16 @@ where
 /// the loop's thread, or hold a future whose not-yet-polled state may be dropped on
 /// the calling thread. If the output is not `Send`, the returned `Task` must stay on
 /// the loop's thread (it does, being `!Send` then).
-pub(crate) unsafe fn new_unchecked<F>(shared: &Arc<Shared>, future: F) -> (LoopRunnable, Task<F::Output>)
+pub(crate) unsafe fn new_unchecked<F>(shared: &Arc<Shared>, future: F, remote: bool) -> (LoopRunnable, Task<F::Output>)
 where
     F: Future + 'static,
     F::Output: 'static,
 {
     let meta = TaskMeta { shared: shared.clone() };
-    // Padded only when spawned from another thread; see `raw::TaskCell`.
-    let ptr = if crate::context::is_own_thread(shared) {
-        raw::allocate::<F, ()>(meta, future)
-    } else {
+    let ptr = if remote {
         raw::allocate::<F, raw::CachePad>(meta, future)
+    } else {
+        raw::allocate::<F, ()>(meta, future)
     };
     // SAFETY: a fresh task with a handle reference and output type `F::Output`.
     (LoopRunnable::borrowing_loop_ref(ptr), unsafe { Task::from_raw(ptr) })

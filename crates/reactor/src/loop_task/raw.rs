@@ -240,6 +240,11 @@ pub(super) unsafe fn header<'a>(ptr: NonNull<Header>) -> &'a Header {
     unsafe { ptr.as_ref() }
 }
 
+/// The references counted in a `state` value.
+pub(super) fn ref_count(state: usize) -> usize {
+    state / REF_ONE
+}
+
 /// Adds a reference.
 ///
 /// # Safety
@@ -262,7 +267,7 @@ pub(super) unsafe fn ref_dec(ptr: NonNull<Header>) {
     let h = unsafe { header(ptr) };
     let prev = h.state.fetch_sub(REF_ONE, Release);
     debug_assert!(prev >= REF_ONE, "task reference count underflow");
-    if prev & !(REF_ONE - 1) == REF_ONE {
+    if ref_count(prev) == 1 {
         // Every other release happened before this one (they are `Release`, this fence
         // acquires them), so nothing touches the block any more.
         fence(Acquire);

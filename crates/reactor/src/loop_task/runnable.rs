@@ -62,9 +62,9 @@ impl LoopRunnable {
         self.tagged.addr().get() & REMOTE_TAG != 0
     }
 
-    /// Polls the task once, on the thread driving `core` (its loop). Returns true if
-    /// the task woke itself while running and went back to the run queue.
-    pub(crate) fn run(self, core: &Core) -> bool {
+    /// Polls the task once, on the thread driving `core` (its loop). A task that woke
+    /// itself while running goes back to the run queue.
+    pub(crate) fn run(self, core: &Core) {
         let this = ManuallyDrop::new(self);
         let ptr = this.ptr();
         // SAFETY: a runnable holds or borrows a reference.
@@ -78,13 +78,13 @@ impl LoopRunnable {
             unsafe { ref_dec(ptr) };
             if busy {
                 // Already queued (that turn will see this wake), or finished.
-                return false;
+                return;
             }
         }
         if h.state.load(Acquire) & CANCEL != 0 {
             // SAFETY: the loop's thread, the task is not DONE.
             unsafe { close(ptr) };
-            return false;
+            return;
         }
         h.local.set(RUNNING);
         // The waker borrows the loop's reference: never dropped, so never released.
@@ -95,15 +95,14 @@ impl LoopRunnable {
         if unsafe { (h.vtable.poll)(ptr, &mut cx) } {
             // SAFETY: the outcome is stored; this thread owns the task.
             unsafe { complete(ptr) };
-            return false;
+            return;
         }
         if h.local.get() & SCHEDULED != 0 {
             h.local.set(SCHEDULED);
             core.local.push_wake(LoopRunnable::borrowing_loop_ref(ptr));
-            return true;
+            return;
         }
         h.local.set(0);
-        false
     }
 }
 

@@ -27,6 +27,18 @@ fn spy() -> (DropSpy, Arc<Mutex<Option<ThreadId>>>) {
     (DropSpy(slot.clone()), slot)
 }
 
+/// A task that never finishes, holding a spy that records where its future is dropped.
+fn spawn_pending(h: &crate::EventLoopHandle) -> (crate::Task<()>, Arc<Mutex<Option<ThreadId>>>) {
+    let (spy, dropped_on) = spy();
+    let task = h
+        .spawn(async move {
+            let _spy = spy;
+            std::future::pending::<()>().await;
+        })
+        .unwrap();
+    (task, dropped_on)
+}
+
 /// Pending until `n` polls have happened, waking itself each time (a yield).
 fn yields(n: usize) -> impl Future<Output = usize> {
     let mut polls = 0;
@@ -144,14 +156,7 @@ fn remote_wakes_coalesce_and_release_their_references() {
 #[test]
 fn dropping_the_handle_cancels_on_the_loop_thread() {
     let mut ev = EventLoop::new().unwrap();
-    let (spy, dropped_on) = spy();
-    let task = ev
-        .handle()
-        .spawn(async move {
-            let _spy = spy;
-            std::future::pending::<()>().await;
-        })
-        .unwrap();
+    let (task, dropped_on) = spawn_pending(&ev.handle());
     ev.block_on(yields(2)).unwrap();
     let loop_thread = thread::current().id();
     // Dropped on another thread: the cancel travels to the loop as a remote wake.
@@ -250,14 +255,8 @@ fn futures_lite_block<F: Future + Unpin>(mut f: F) -> F::Output {
 fn termination_closes_live_tasks_and_fallible_handles_see_none() {
     let mut ev = EventLoop::new().unwrap();
     let h = ev.handle();
-    let (spy, dropped_on) = spy();
-    let task = h
-        .spawn(async move {
-            let _spy = spy;
-            std::future::pending::<()>().await;
-        })
-        .unwrap()
-        .fallible();
+    let (task, dropped_on) = spawn_pending(&h);
+    let task = task.fallible();
     ev.block_on(yields(2)).unwrap();
     let _ = h.shutdown_gracefully_with(Duration::ZERO, Duration::from_secs(1));
     ev.run().unwrap();
@@ -280,15 +279,8 @@ fn a_spawn_rejected_after_termination_drops_the_future_on_the_caller() {
 #[test]
 fn abort_drops_the_future_at_its_next_turn_and_the_handle_sees_none() {
     let mut ev = EventLoop::new().unwrap();
-    let (spy, dropped_on) = spy();
-    let task = ev
-        .handle()
-        .spawn(async move {
-            let _spy = spy;
-            std::future::pending::<()>().await;
-        })
-        .unwrap()
-        .fallible();
+    let (task, dropped_on) = spawn_pending(&ev.handle());
+    let task = task.fallible();
     ev.block_on(yields(2)).unwrap();
     let abort = task.abort_handle();
     assert!(!abort.is_finished() && !abort.is_aborted());

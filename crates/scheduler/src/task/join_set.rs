@@ -226,7 +226,7 @@ impl<T: Send + 'static> JoinSet<T> {
     {
         netloop_reactor::EventLoopHandle::with_current(|current| match current {
             Some(current) => self.spawn_on_loop(current, future),
-            None => Handle::with_current(|handle| self.spawn_on_loop(handle.loop_for_spawn(), future)),
+            None => Handle::with_current(|handle| self.spawn_on_loop(handle.inner.group.next(), future)),
         })
     }
 

@@ -41,7 +41,9 @@ where
 {
     EventLoopHandle::with_current(|current| match current {
         Some(current) => spawn_on(current, future),
-        None => Handle::with_current(|handle| handle.spawn(future)),
+        // Not on a loop: the runtime's next one (what `Handle::spawn` would pick,
+        // without asking again which loop this thread drives).
+        None => Handle::with_current(|handle| spawn_on(handle.inner.group.next(), future)),
     })
 }
 
