@@ -69,6 +69,7 @@
 
 #![deny(missing_docs)]
 
+mod block_cache;
 mod clock;
 mod config;
 mod context;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use slab::Slab;
 
 use crate::LoopState;
+use crate::block_cache::BlockCache;
 use crate::context;
 use crate::error::RejectedExecution;
 use crate::inbox::Inbox;
@@ -101,6 +102,9 @@ pub(crate) struct Shared {
     pub(crate) clock: crate::clock::Clock,
     pub(crate) producers: ProducerCounters,
     pub(crate) published: Published,
+    /// Blocks of finished tasks that were spawned from other threads, for the next
+    /// such spawn (see `block_cache`).
+    pub(crate) blocks: BlockCache,
 }
 
 impl Shared {
@@ -129,6 +133,7 @@ impl Shared {
             clock: crate::clock::Clock::default(),
             producers: ProducerCounters::default(),
             published: Published::default(),
+            blocks: BlockCache::default(),
         }
     }
 

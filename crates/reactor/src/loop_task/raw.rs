@@ -38,6 +38,7 @@ use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use std::thread;
 
 use super::TaskMeta;
+use crate::block_cache::SizeClass;
 
 // Bits of `Header::state`.
 /// The output (or the panic) is stored in the stage.
@@ -128,16 +129,24 @@ pub(super) struct CachePad(#[allow(dead_code)] MaybeUninit<[u8; 128]>);
 
 /// What follows a task's [`Head`]: [`CachePad`], or `()` for none.
 pub(super) trait Padding: Sized + 'static {
+    /// Whether the block comes from, and goes back to, the loop's [`BlockCache`]. True
+    /// for tasks spawned from another thread (the padded ones): those are allocated on
+    /// one thread and freed on another, which is what the cache is for.
+    const CACHED: bool;
     fn new() -> Self;
 }
 
 impl Padding for CachePad {
+    // loom's atomics must be dropped to be forgotten; the cache's field-by-field drop
+    // is covered by miri instead.
+    const CACHED: bool = cfg!(not(loom));
     fn new() -> Self {
         CachePad(MaybeUninit::uninit())
     }
 }
 
 impl Padding for () {
+    const CACHED: bool = false;
     fn new() -> Self {}
 }
 
@@ -148,13 +157,17 @@ impl<F: Future, P: Padding> TaskCell<F, P> {
         take_output: take_output::<F>,
         dealloc: dealloc::<F, P>,
     };
+
+    /// The block cache's size class for this cell, if it is cached.
+    const CLASS: Option<SizeClass> = if P::CACHED { SizeClass::of::<Self>() } else { None };
 }
 
 /// Allocates a task holding `future`, followed by padding `P`, scheduled (its runnable
 /// is about to be queued), with a handle. Returns the header; the caller makes the
 /// runnable and the handle.
 pub(super) fn allocate<F: Future, P: Padding>(meta: TaskMeta, future: F) -> NonNull<Header> {
-    let cell = Box::new(TaskCell {
+    let block = TaskCell::<F, P>::CLASS.map(|class| meta.shared.blocks.take(class));
+    let cell = TaskCell {
         head: Head {
             header: Header {
                 // The loop's reference and the handle's.
@@ -167,10 +180,19 @@ pub(super) fn allocate<F: Future, P: Padding>(meta: TaskMeta, future: F) -> NonN
             stage: UnsafeCell::new(Stage::Running(future)),
         },
         _pad: P::new(),
-    });
-    // `TaskCell` and `Head` are `repr(C)` with the header first, so the cast is the
+    };
+    // `TaskCell` and `Head` are `repr(C)` with the header first, so the casts give the
     // header.
-    NonNull::from(Box::leak(cell)).cast::<Header>()
+    match block {
+        Some(block) => {
+            let block = block.cast::<TaskCell<F, P>>();
+            // SAFETY: the block's class fits a `TaskCell<F, P>` in size and alignment
+            // (that is how `CLASS` was chosen), and it holds no live value.
+            unsafe { block.as_ptr().write(cell) };
+            block.cast::<Header>()
+        }
+        None => NonNull::from(Box::leak(Box::new(cell))).cast::<Header>(),
+    }
 }
 
 /// The stage of the task at `ptr`.
@@ -227,8 +249,26 @@ unsafe fn take_output<F: Future>(ptr: NonNull<Header>, out: *mut ()) {
 }
 
 unsafe fn dealloc<F: Future, P: Padding>(ptr: NonNull<Header>) {
-    // SAFETY: the last reference is gone; the block came from `Box::new` in `allocate`.
-    drop(unsafe { Box::from_raw(ptr.cast::<TaskCell<F, P>>().as_ptr()) });
+    let cell = ptr.cast::<TaskCell<F, P>>().as_ptr();
+    let Some(class) = TaskCell::<F, P>::CLASS else {
+        // SAFETY: the last reference is gone; the block came from `Box::new` in
+        // `allocate`.
+        drop(unsafe { Box::from_raw(cell) });
+        return;
+    };
+    // SAFETY: the last reference is gone, so the cell is ours. Every field with a
+    // destructor is dropped once: the loop's `Arc` is moved out first (the cache lives
+    // in it and this may be its last reference), then the others in place; the padding
+    // has none. A field added to `Header` or `Head` must be added here.
+    let meta = unsafe {
+        let meta = (&raw const (*cell).head.header.meta).read();
+        (&raw mut (*cell).head.header.state).drop_in_place();
+        (&raw mut (*cell).head.header.join_waker).drop_in_place();
+        (&raw mut (*cell).head.stage).drop_in_place();
+        meta
+    };
+    // SAFETY: the block came from `take(class)` in `allocate` and holds nothing now.
+    unsafe { meta.shared.blocks.put(class, ptr.cast()) };
 }
 
 /// The header at `ptr`.

@@ -401,3 +401,41 @@ fn handles_dropped_and_detached_while_their_tasks_finish_on_another_thread() {
         "every output made was dropped once"
     );
 }
+
+#[test]
+fn a_remote_task_block_goes_back_to_its_loop_and_serves_the_next_remote_spawn() {
+    // Spawned from outside the loop, a task's block comes from the loop's block cache
+    // and returns there when the last reference goes, with every field dropped (miri
+    // reports a leak of the join waker or the output otherwise). A task spawned on the
+    // loop's own thread does not use the cache.
+    let mut ev = EventLoop::new().unwrap();
+    let h = ev.handle();
+    let blocks = &h.shared.blocks;
+    // Both remote spawns are of one future type, so of one size class.
+    async fn job(spy: Option<DropSpy>) -> Option<DropSpy> {
+        yields(2).await;
+        spy
+    }
+    let (spy, dropped_on) = spy();
+    let first = h.spawn(job(Some(spy))).unwrap();
+    assert_eq!(blocks.cached(), 0);
+    // Awaited from the loop, so the handle parks a waker in the task first.
+    let spy = ev.block_on(first).unwrap();
+    assert_eq!(blocks.cached(), 1, "the finished task's block is kept");
+    drop(spy);
+    assert!(dropped_on.lock().unwrap().is_some());
+
+    let second = h.spawn(job(None)).unwrap();
+    assert_eq!(blocks.cached(), 0, "the next remote spawn of that size takes it");
+    assert!(ev.block_on(second).unwrap().is_none());
+    assert_eq!(blocks.cached(), 1);
+
+    let on_loop = ev
+        .block_on(async {
+            let here = crate::EventLoopHandle::current().unwrap();
+            here.spawn(yields(1)).unwrap().await
+        })
+        .unwrap();
+    assert_eq!(on_loop, 2);
+    assert_eq!(blocks.cached(), 1, "local spawns neither take nor return blocks");
+}
