@@ -1,6 +1,7 @@
 //! The loop-thread side of a loop: queues that need no synchronization.
 
 use std::cell::{Cell, RefCell};
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::task::Waker;
 
@@ -43,7 +44,7 @@ pub(crate) struct Local {
     pub(crate) tail: RefCell<Vec<TailTask>>,
     /// Wakers of every live future spawned here, so termination can close them all on
     /// this thread. `None` once the loop terminated.
-    pub(crate) tasks: RefCell<Option<Slab<Waker>>>,
+    pub(crate) tasks: RefCell<Option<Slab<LiveTask>>>,
     /// Mirror of the shared state; only this thread changes it past `ShuttingDown`.
     pub(crate) state: Cell<LoopState>,
 }
@@ -93,20 +94,77 @@ impl Local {
         }
     }
 
-    pub(crate) fn track(&self, waker: Waker) -> Option<usize> {
-        self.tasks.borrow_mut().as_mut().map(|slab| slab.insert(waker))
+    pub(crate) fn track(&self, task: LiveTask) -> Option<usize> {
+        self.tasks.borrow_mut().as_mut().map(|slab| slab.insert(task))
     }
 
+    /// Removes a task's entry as its future is dropped. Must not be skipped: a borrowed
+    /// entry left behind would name a freed task. (No borrow of the set is ever held
+    /// while user code runs, so this borrow cannot fail.)
     pub(crate) fn untrack(&self, key: usize) {
-        if let Ok(mut tasks) = self.tasks.try_borrow_mut()
-            && let Some(slab) = tasks.as_mut()
-            && slab.contains(key)
-        {
-            slab.remove(key);
+        if let Some(slab) = self.tasks.borrow_mut().as_mut() {
+            drop(slab.try_remove(key));
         }
     }
 
     pub(crate) fn live_tasks(&self) -> usize {
         self.tasks.borrow().as_ref().map_or(0, Slab::len)
+    }
+
+    /// Wakes every live task, one at a time, and closes the set. With the loop
+    /// terminated, each wake drops the task's future right here.
+    ///
+    /// The set stays in place while the wakes run: dropping one future can drop others
+    /// (a task holding another's handle cancels it), and each of those leaves the set
+    /// as its future is dropped, before its block can be freed. So a borrowed entry is
+    /// never woken after its task is gone. Nothing is tracked meanwhile (tracking
+    /// happens in polls, and nothing is polled here).
+    pub(crate) fn close_live_tasks(&self) {
+        let keys: Vec<usize> = match self.tasks.borrow().as_ref() {
+            Some(slab) => slab.iter().map(|(key, _)| key).collect(),
+            None => return,
+        };
+        for key in keys {
+            let entry = self.tasks.borrow_mut().as_mut().and_then(|slab| slab.try_remove(key));
+            if let Some(entry) = entry {
+                entry.wake();
+            }
+        }
+        *self.tasks.borrow_mut() = None;
+    }
+}
+
+/// A live task as the loop's live-task set keeps it.
+pub(crate) enum LiveTask {
+    /// A clone of the task's waker.
+    Owned(Waker),
+    /// The waker of a loop task, without a reference of its own: the entry leaves the
+    /// set when the task's future is dropped, and until then the loop's own reference
+    /// keeps the task alive (see `loop_task::raw`). Never dropped as a `Waker`.
+    Borrowed(ManuallyDrop<Waker>),
+}
+
+impl LiveTask {
+    /// The entry for a future polled with `waker`: borrowed if `waker` is the waker of
+    /// the loop task that owns the future.
+    ///
+    /// # Safety
+    /// If `waker` is a loop task's, it must be the waker of the task whose future is
+    /// being tracked, and the entry must leave the set before that future is dropped.
+    pub(crate) unsafe fn for_waker(waker: &Waker) -> LiveTask {
+        if crate::loop_task::is_loop_task_waker(waker) {
+            // SAFETY: a bitwise copy that is never dropped takes no reference; per
+            // the contract, the task outlives the entry.
+            LiveTask::Borrowed(ManuallyDrop::new(unsafe { std::ptr::read(waker) }))
+        } else {
+            LiveTask::Owned(waker.clone())
+        }
+    }
+
+    fn wake(self) {
+        match self {
+            LiveTask::Owned(waker) => waker.wake(),
+            LiveTask::Borrowed(waker) => waker.wake_by_ref(),
+        }
     }
 }

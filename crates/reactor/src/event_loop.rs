@@ -663,12 +663,7 @@ impl Driver {
                 .map_or(0, Vec::len);
         // Wake every live task; with the state Terminated, each wake drops the task's
         // runnable right here, which drops its future.
-        let live = core.local.tasks.borrow_mut().take();
-        if let Some(live) = live {
-            for (_, waker) in live {
-                waker.wake();
-            }
-        }
+        core.local.close_live_tasks();
         loop {
             let mut dropped = 0usize;
             while let Some(task) = core.shared.inbox.pop() {

@@ -33,6 +33,11 @@ pub(crate) struct TaskMeta {
     pub(crate) shared: Arc<Shared>,
 }
 
+/// Whether `waker` is a loop task's waker (of any loop).
+pub(crate) fn is_loop_task_waker(waker: &std::task::Waker) -> bool {
+    std::ptr::eq(waker.vtable(), &raw::WAKER_VTABLE)
+}
+
 /// Allocates a task for `future` on the loop `shared`, already scheduled: the caller
 /// queues the runnable (or drops it, which cancels the task). `remote`: spawned from
 /// another thread than the loop's, which pads the block (see `raw::TaskCell`).

@@ -139,14 +139,10 @@ fn remote_wakes_coalesce_and_release_their_references() {
         })
         .collect();
     threads.into_iter().for_each(|t| t.join().unwrap());
-    // The loop's live-task set keeps a waker of every task that pended.
-    assert_eq!(
-        task.refs(),
-        5,
-        "loop + handle + live-task set + test's waker + one remote wake"
-    );
+    // The loop's live-task set borrows the loop's reference: it adds none.
+    assert_eq!(task.refs(), 4, "loop + handle + test's waker + one remote wake");
     ev.block_on(async { yields(2).await }).unwrap();
-    assert_eq!(task.refs(), 4, "the remote wake was consumed");
+    assert_eq!(task.refs(), 3, "the remote wake was consumed");
     assert!(!task.is_finished(), "one coalesced wake, one poll");
     waker.wake();
     let polls = ev.block_on(task).unwrap();
@@ -438,4 +434,36 @@ fn a_remote_task_block_goes_back_to_its_loop_and_serves_the_next_remote_spawn() 
         .unwrap();
     assert_eq!(on_loop, 2);
     assert_eq!(blocks.cached(), 1, "local spawns neither take nor return blocks");
+}
+
+#[test]
+fn termination_survives_a_live_task_that_frees_another_as_it_is_dropped() {
+    // The live-task set borrows each task's waker. At termination, dropping the first
+    // task's future drops the handle of the second, which cancels it: its future is
+    // dropped and its block freed while termination is still walking the set. Its
+    // entry must be gone by then (miri reports a use after free otherwise).
+    let mut ev = EventLoop::new().unwrap();
+    let h = ev.handle();
+    let (spy, second_dropped_on) = spy();
+    let (started_tx, started_rx) = mpsc::channel();
+    h.spawn(async move {
+        // Pend once, so this task enters the set before the second one.
+        yields(1).await;
+        let here = crate::EventLoopHandle::current().unwrap();
+        let _second = here
+            .spawn(async move {
+                let _spy = spy;
+                std::future::pending::<()>().await;
+            })
+            .unwrap();
+        started_tx.send(()).unwrap();
+        std::future::pending::<()>().await;
+    })
+    .unwrap()
+    .detach();
+    ev.block_on(yields(3)).unwrap();
+    started_rx.try_recv().expect("both tasks started");
+    assert_eq!(h.metrics().live_tasks, 2);
+    drop(ev);
+    assert_eq!(*second_dropped_on.lock().unwrap(), Some(thread::current().id()));
 }
