@@ -129,17 +129,16 @@ pub(super) struct CachePad(#[allow(dead_code)] MaybeUninit<[u8; 128]>);
 
 /// What follows a task's [`Head`]: [`CachePad`], or `()` for none.
 pub(super) trait Padding: Sized + 'static {
-    /// Whether the block comes from, and goes back to, the loop's [`BlockCache`]. True
-    /// for tasks spawned from another thread (the padded ones): those are allocated on
-    /// one thread and freed on another, which is what the cache is for.
+    /// Whether the block comes from, and goes back to, the loop's block cache
+    /// (`crate::block_cache`). True for tasks spawned from another thread (the padded
+    /// ones): those are allocated on one thread and freed on another, which is what
+    /// the cache is for.
     const CACHED: bool;
     fn new() -> Self;
 }
 
 impl Padding for CachePad {
-    // loom's atomics must be dropped to be forgotten; the cache's field-by-field drop
-    // is covered by miri instead.
-    const CACHED: bool = cfg!(not(loom));
+    const CACHED: bool = true;
     fn new() -> Self {
         CachePad(MaybeUninit::uninit())
     }
