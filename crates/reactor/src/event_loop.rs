@@ -438,7 +438,7 @@ impl Driver {
                     core.local
                         .run_queue
                         .borrow_mut()
-                        .push(Task::Due(Box::new(ScheduledTask { job, ..task })));
+                        .push_due(ScheduledTask { job, ..task });
                 }
             }
         }
@@ -464,6 +464,7 @@ impl Driver {
             match next {
                 Some(Next::Runnable(runnable)) => run_runnable(core, runnable),
                 Some(Next::Other(task)) => self.run_task(core, task),
+                Some(Next::Due(task)) => self.run_scheduled(core, task),
                 None => break,
             }
             ran += 1;
@@ -484,7 +485,6 @@ impl Driver {
             Task::Closure(f) => {
                 run_caught("closure", f);
             }
-            Task::Due(t) => self.run_scheduled(core, *t),
             Task::Schedule(t) => core.local.scheduled.borrow_mut().push(*t),
             Task::CancelScheduled(state) => drop(core.local.scheduled.borrow_mut().remove(&state)),
             Task::Tail(t) => core.local.tail.borrow_mut().push(*t),

@@ -1,8 +1,7 @@
 //! The local run queue: one FIFO of everything the loop will run, kept in two parts.
 //!
 //! Almost every entry is a loop task's turn (a [`LoopRunnable`], one word). The rest
-//! (closures, due scheduled tasks, messages from the inbox) are [`Task`]s, eight
-//! words. A single `VecDeque<Task>` made each wake build an eight-word value on the
+//! are closures and messages from the inbox ([`Task`]s) and due scheduled tasks. A single `VecDeque<Task>` made each wake build an eight-word value on the
 //! stack and copy it into the queue: the copy's 16-byte loads read bytes just written
 //! by narrower stores, a store-forwarding stall that cost about a tenth of a yield.
 //!
@@ -13,6 +12,7 @@
 use std::collections::VecDeque;
 
 use crate::loop_task::LoopRunnable;
+use crate::scheduled::ScheduledTask;
 use crate::task::Task;
 
 /// What [`RunQueue::pop`] hands out.
@@ -21,13 +21,21 @@ pub(crate) enum Next {
     Runnable(LoopRunnable),
     /// Any other task.
     Other(Task),
+    /// A scheduled task whose deadline has come (moved here from the heap).
+    Due(ScheduledTask),
+}
+
+/// An entry of the side queue.
+enum Side {
+    Other(Task),
+    Due(ScheduledTask),
 }
 
 /// The local run queue; see the module docs.
 pub(crate) struct RunQueue {
     /// Every entry in order; `None` stands for the front of `others`.
     order: VecDeque<Option<LoopRunnable>>,
-    others: VecDeque<Task>,
+    others: VecDeque<Side>,
 }
 
 impl RunQueue {
@@ -48,11 +56,18 @@ impl RunQueue {
     pub(crate) fn push(&mut self, task: Task) {
         match task {
             Task::Runnable(runnable) => self.push_runnable(runnable),
-            other => {
-                self.others.push_back(other);
-                self.order.push_back(None);
-            }
+            other => self.push_side(Side::Other(other)),
         }
+    }
+
+    /// Appends a scheduled task whose deadline has come.
+    pub(crate) fn push_due(&mut self, task: ScheduledTask) {
+        self.push_side(Side::Due(task));
+    }
+
+    fn push_side(&mut self, entry: Side) {
+        self.others.push_back(entry);
+        self.order.push_back(None);
     }
 
     /// Takes the oldest entry.
@@ -60,7 +75,10 @@ impl RunQueue {
     pub(crate) fn pop(&mut self) -> Option<Next> {
         match self.order.pop_front()? {
             Some(runnable) => Some(Next::Runnable(runnable)),
-            None => Some(Next::Other(self.others.pop_front().expect("a marker has its task"))),
+            None => Some(match self.others.pop_front().expect("a marker has its task") {
+                Side::Other(task) => Next::Other(task),
+                Side::Due(task) => Next::Due(task),
+            }),
         }
     }
 

@@ -16,9 +16,9 @@ use std::task::{Context, Poll};
 
 use crate::LoopState;
 use crate::context;
-use crate::core::LiveTask;
+use crate::core::{Core, LiveTask};
 use crate::error::{RejectReason, RejectedExecution, SpawnLocalError};
-use crate::loop_task;
+use crate::loop_task::{self, Task};
 use crate::shared::Shared;
 
 const UNTRACKED: usize = usize::MAX;
@@ -78,7 +78,21 @@ impl<F: Future> Future for Tracked<F> {
     }
 }
 
-use crate::loop_task::Task;
+/// Allocates a task on the loop's own thread and queues it there.
+///
+/// # Safety
+/// As [`loop_task::new_unchecked`]; `core` is the core of `shared`'s loop, driven by
+/// this thread, so the future is polled and dropped here.
+unsafe fn spawn_here<F>(core: &Core, shared: &Arc<Shared>, future: F) -> Task<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    // SAFETY: per the contract.
+    let (runnable, task) = unsafe { loop_task::new_unchecked(shared, future, false) };
+    core.local.push_wake(runnable);
+    task
+}
 
 /// Admits, allocates and queues a new task, asking once which thread this is: on the
 /// loop's own thread the task goes straight into the run queue; from any other thread
@@ -97,11 +111,9 @@ where
     if shared.state() >= LoopState::Shutdown {
         return Err(RejectedExecution::new(RejectReason::Shutdown, None));
     }
-    let future = match context::on_own_core(shared, future, |core, future| {
-        // SAFETY: per the contract; spawned on the loop's own thread.
-        let (runnable, task) = unsafe { loop_task::new_unchecked(shared, future, false) };
-        core.local.push_wake(runnable);
-        task
+    // SAFETY: per the contract; on the loop's own thread.
+    let future = match context::on_own_core(shared, future, |core, future| unsafe {
+        spawn_here(core, shared, future)
     }) {
         Ok(task) => return Ok(task),
         Err(future) => future,
@@ -138,9 +150,7 @@ where
         // SAFETY: on the loop's own thread, and the runnable is queued right here: the
         // future is created, polled and dropped on this thread only. A `!Send` output
         // makes the `Task` `!Send`, so it stays here too.
-        let (runnable, task) = unsafe { loop_task::new_unchecked(shared, Tracked::new(future, shared), false) };
-        core.local.push_wake(runnable);
-        Ok(task)
+        Ok(unsafe { spawn_here(core, shared, Tracked::new(future, shared)) })
     })
     .unwrap_or(Err(SpawnLocalError::NotOnLoop))
 }

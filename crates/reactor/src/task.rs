@@ -11,14 +11,14 @@ use crate::tail::TailTask;
 ///
 /// Three words: the inbox's ring has a slot of this size per entry, so the rare large
 /// variants are boxed (a scheduled task or a tail task from another thread is one
-/// allocation more; a runnable or a closure, the common entries, is not).
+/// allocation more; a runnable or a closure, the common entries, is not). A due
+/// scheduled task never crosses threads, so it is not a `Task` at all: the run queue
+/// keeps it unboxed (see `run_queue`).
 pub(crate) enum Task {
     /// A loop task's turn to be polled.
     Runnable(LoopRunnable),
     /// A closure from `execute`.
     Closure(Box<dyn FnOnce() + Send + 'static>),
-    /// A scheduled task whose deadline has come (moved here from the heap).
-    Due(Box<ScheduledTask>),
     /// Another thread's `schedule`: insert into the heap.
     Schedule(Box<ScheduledTask>),
     /// Another thread's `cancel`: remove from the heap now rather than at the deadline.

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use super::join::{AbortHandle, Id, JoinError, JoinHandle};
-use super::spawn::spawn_with;
+use super::spawn::{spawn_with, with_spawn_loop};
 use crate::runtime::Handle;
 
 /// Completed task ids, pushed by the tasks themselves as they finish.
@@ -224,10 +224,7 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        netloop_reactor::EventLoopHandle::with_current(|current| match current {
-            Some(current) => self.spawn_on_loop(current, future),
-            None => Handle::with_current(|handle| self.spawn_on_loop(handle.inner.group.next(), future)),
-        })
+        with_spawn_loop(|event_loop| self.spawn_on_loop(event_loop, future))
     }
 
     /// Spawns a task into the set on `handle`'s runtime.

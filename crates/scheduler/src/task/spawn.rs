@@ -7,6 +7,18 @@ use netloop_reactor::{EventLoopHandle, SpawnLocalError};
 use super::join::{Id, JoinHandle, identify};
 use crate::runtime::Handle;
 
+/// Calls `f` with the loop a spawn from this thread lands on: the loop this thread
+/// drives (affinity), otherwise the current runtime's next one (what `Handle::spawn`
+/// would pick, without asking again which loop this thread drives). Panics outside a
+/// runtime, as tokio's `spawn` does.
+#[track_caller]
+pub(crate) fn with_spawn_loop<R>(f: impl FnOnce(&EventLoopHandle) -> R) -> R {
+    EventLoopHandle::with_current(|current| match current {
+        Some(current) => f(current),
+        None => Handle::with_current(|handle| f(handle.inner.group.next())),
+    })
+}
+
 /// Spawns `future` on `event_loop`, for life.
 pub(crate) fn spawn_on<F>(event_loop: &EventLoopHandle, future: F) -> JoinHandle<F::Output>
 where
@@ -39,12 +51,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    EventLoopHandle::with_current(|current| match current {
-        Some(current) => spawn_on(current, future),
-        // Not on a loop: the runtime's next one (what `Handle::spawn` would pick,
-        // without asking again which loop this thread drives).
-        None => Handle::with_current(|handle| spawn_on(handle.inner.group.next(), future)),
-    })
+    with_spawn_loop(|event_loop| spawn_on(event_loop, future))
 }
 
 /// Spawns a `!Send` future on the current event loop (tokio's `task::spawn_local`).
