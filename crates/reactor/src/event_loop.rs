@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
@@ -25,7 +25,7 @@ use crate::metrics::LoopCounters;
 use crate::run_queue::Next;
 use crate::scheduled::{Job, ScheduledTask};
 use crate::shared::{Shared, WAKER_TOKEN};
-use crate::sys::Selector;
+use crate::sys::{self, Selector};
 use crate::task::{Task, run_caught};
 use crate::wakeup::NONE;
 
@@ -62,7 +62,7 @@ struct Driver {
     counters: LoopCounters,
     owner: Option<ThreadId>,
     wake_buf: Vec<Waker>,
-    /// Clock nanos since which the loop has been busy (not blocked in poll).
+    /// Coarse-clock nanos since which the loop has been busy (not blocked in poll).
     busy_since: u64,
     /// When tasks last ran (for the shutdown quiet period).
     last_execution: u64,
@@ -244,7 +244,7 @@ impl Driver {
         let prev = core.shared.advance_state(LoopState::Started);
         core.local.state.set(prev.max(LoopState::Started));
         let now = clock::now();
-        self.busy_since = now;
+        self.busy_since = sys::coarse_monotonic_nanos();
         self.last_execution = now;
         core.shared
             .published
@@ -270,10 +270,15 @@ impl Driver {
 
     /// One iteration of the run loop (spec section 3). True when the loop should exit.
     ///
-    /// The clock is read at most three times: before a blocking select (for its
-    /// timeout and the busy time), after the select, and after processing I/O when
-    /// the I/O ratio needs the time I/O took (64 tasks or more ready). Everything else
-    /// reuses those readings.
+    /// Busy time is kept on the coarse clock (see [`LoopMetrics::busy`]), read as the
+    /// loop goes idle and as it wakes. The precise clock is read only where a result
+    /// depends on it: before a select whose timeout comes from a timer, a shutdown
+    /// period or a `run_once` cap; when timers are waiting in the heap; and around I/O
+    /// when the I/O ratio may need the time I/O took (64 tasks or more could be
+    /// ready). An iteration woken by I/O with no timers and few tasks reads no precise
+    /// clock at all.
+    ///
+    /// [`LoopMetrics::busy`]: crate::LoopMetrics::busy
     fn iteration(&mut self, core: &Core, limit: Option<u64>, extra_ready: &dyn Fn() -> bool) -> bool {
         let shared = &core.shared;
         self.counters.iterations += 1;
@@ -281,26 +286,17 @@ impl Driver {
         // 1. Select strategy.
         // Some((when it blocked, its timeout)) when this iteration blocked in select.
         let mut blocked = None;
-        // True when the loop found nothing to do: busy time stops at `before`.
+        // True when the loop found nothing to do: busy time stops here.
         let mut went_idle = false;
         let polled = if self.has_tasks(core, extra_ready) {
             Some(self.selector.select(Some(Duration::ZERO)))
         } else {
             went_idle = true;
-            let before = clock::now();
-            self.counters.busy_nanos += before.saturating_sub(self.busy_since);
-            // Timer deadlines are on the loop's (possibly paused) clock; shutdown and
-            // `run_once` caps on the real one: combine them as durations.
-            let timer_now = shared.clock.now_from(before);
+            self.counters.busy_nanos += sys::coarse_monotonic_nanos().saturating_sub(self.busy_since);
+            // Published now, not at the end of the iteration: the loop may sleep long.
+            shared.published.busy_nanos.store(self.counters.busy_nanos, Relaxed);
             let next_timer = core.local.scheduled.borrow().peek_deadline();
-            let mut timeout = next_timer.map(|d| clock::until(timer_now, d));
-            for cap in [self.shutdown_wait_until, limit].into_iter().flatten() {
-                let cap = clock::until(before, cap);
-                timeout = Some(timeout.map_or(cap, |t| t.min(cap)));
-            }
-            shared
-                .next_wakeup
-                .publish(timeout.map_or(NONE, |t| clock::after(timer_now, t)));
+            let (before, timeout) = self.select_timeout(core, next_timer, limit);
             let polled = if self.has_tasks(core, extra_ready) {
                 None
             } else if shared.clock.is_paused() && next_timer.is_some() {
@@ -312,15 +308,14 @@ impl Driver {
                 }
                 Some(polled)
             } else {
-                blocked = timeout.map(|t| (before, t));
+                blocked = before.zip(timeout);
                 Some(self.selector.select(timeout))
             };
             shared.next_wakeup.set_awake();
             polled
         };
-        let io_start = clock::now();
         if went_idle {
-            self.busy_since = io_start;
+            self.busy_since = sys::coarse_monotonic_nanos();
         }
         match polled {
             None => self.selector.clear(),
@@ -334,22 +329,33 @@ impl Driver {
             }
         }
 
-        // 2. Process I/O.
+        // 2. Process I/O, timed only if the I/O ratio could use the time: its budget
+        // is looked at after every 64th task, and an event wakes at most two tasks.
+        let io_start = (self.io_ratio != 100
+            && !self.selector.events.is_empty()
+            && self.ready_tasks(core) + 2 * self.selector.event_count() >= CLOCK_CHECK_INTERVAL as usize)
+            .then(clock::now);
         let (io_events, wakeups) = self.process_io(core);
 
         // 3. Run tasks under the I/O ratio.
         let ran = if self.io_ratio == 100 {
-            self.run_all_tasks(core, io_start, None)
-        } else if io_events > 0 && self.ready_tasks(core) >= CLOCK_CHECK_INTERVAL as usize {
+            self.run_all_tasks(core, None, None)
+        } else if let Some(io_start) = io_start
+            && io_events > 0
+            && self.ready_tasks(core) >= CLOCK_CHECK_INTERVAL as usize
+        {
             let io_end = clock::now();
             let io_time = io_end.saturating_sub(io_start);
-            self.run_all_tasks(core, io_end, Some(io_time * (100 - self.io_ratio) / self.io_ratio))
+            self.run_all_tasks(
+                core,
+                Some(io_end),
+                Some(io_time * (100 - self.io_ratio) / self.io_ratio),
+            )
         } else {
-            // The budget is only looked at after every 64th task. With fewer tasks
-            // ready, timing the I/O would cost a clock read that is almost never used,
-            // so a pass that still gets to its 64th task (tasks woken meanwhile) stops
-            // there, as an iteration without I/O does.
-            self.run_all_tasks(core, io_start, Some(0))
+            // With fewer than 64 tasks ready the budget would be looked at only if
+            // tasks woken meanwhile take the pass to its 64th task; it stops there, as
+            // an iteration without I/O does.
+            self.run_all_tasks(core, None, Some(0))
         };
 
         // 4. Tail tasks.
@@ -377,6 +383,36 @@ impl Driver {
             return self.confirm_shutdown(core, ran > 0);
         }
         false
+    }
+
+    /// The timeout of a blocking select, and the precise reading it was computed from
+    /// (`(None, None)`, without a reading, when nothing bounds the wait). Publishes the
+    /// wake-up deadline for the `next_wakeup` protocol either way.
+    ///
+    /// Timer deadlines are on the loop's (possibly paused) clock; the shutdown period
+    /// and a `run_once` cap are on the real one: they are combined as durations.
+    fn select_timeout(
+        &self,
+        core: &Core,
+        next_timer: Option<u64>,
+        limit: Option<u64>,
+    ) -> (Option<u64>, Option<Duration>) {
+        let shared = &core.shared;
+        if next_timer.is_none() && self.shutdown_wait_until.is_none() && limit.is_none() {
+            shared.next_wakeup.publish(NONE);
+            return (None, None);
+        }
+        let before = clock::now();
+        let timer_now = shared.clock.now_from(before);
+        let mut timeout = next_timer.map(|d| clock::until(timer_now, d));
+        for cap in [self.shutdown_wait_until, limit].into_iter().flatten() {
+            let cap = clock::until(before, cap);
+            timeout = Some(timeout.map_or(cap, |t| t.min(cap)));
+        }
+        shared
+            .next_wakeup
+            .publish(timeout.map_or(NONE, |t| clock::after(timer_now, t)));
+        (Some(before), timeout)
     }
 
     /// Records readiness for each event and wakes the tasks waiting on it.
@@ -447,12 +483,18 @@ impl Driver {
     /// Netty's `runAllTasks`: `budget` is the time for tasks in nanos (`Some(0)` runs
     /// at most 64), `None` runs every task that was ready when the pass began.
     /// Returns how many tasks ran.
-    /// `start` is a recent reading of the clock, taken by the caller.
-    fn run_all_tasks(&mut self, core: &Core, start: u64, budget: Option<u64>) -> u64 {
+    /// `start` is a recent reading of the precise clock if the caller took one (it
+    /// must for a budget above zero); otherwise the clock is read only if timers wait.
+    fn run_all_tasks(&mut self, core: &Core, start: Option<u64>, budget: Option<u64>) -> u64 {
         self.fetch_from_inbox(core);
-        let timer_now = core.shared.clock.now_from(start);
-        self.fetch_from_scheduled(core, timer_now);
-        let deadline = budget.map(|b| if b == 0 { 0 } else { start.saturating_add(b) });
+        if core.local.scheduled.borrow().peek_deadline().is_some() {
+            let timer_now = core.shared.clock.now_from(start.unwrap_or_else(clock::now));
+            self.fetch_from_scheduled(core, timer_now);
+        }
+        let deadline = budget.map(|b| match (b, start) {
+            (0, _) | (_, None) => 0,
+            (b, Some(start)) => start.saturating_add(b),
+        });
         let mut limit = match budget {
             None => core.local.run_queue.borrow().len(),
             Some(_) => usize::MAX,
@@ -628,7 +670,7 @@ impl Driver {
         for _ in 0..FINAL_DRAIN_PASSES {
             self.adopt_orphans(core);
             self.cancel_scheduled_tasks(core);
-            let ran = self.run_all_tasks(core, clock::now(), None) + self.run_tail_tasks(core);
+            let ran = self.run_all_tasks(core, None, None) + self.run_tail_tasks(core);
             let hooks = self.run_shutdown_hooks(core);
             if ran == 0 && !hooks && core.local.run_queue.borrow().is_empty() && core.shared.inbox.is_empty() {
                 break;

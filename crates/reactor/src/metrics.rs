@@ -40,7 +40,16 @@ pub struct LoopMetrics {
     pub registrations: usize,
     /// Futures spawned on this loop that have not finished.
     pub live_tasks: usize,
-    /// Time spent outside `Poll::poll`, i.e. working.
+    /// Time spent outside `Poll::poll`, i.e. working, counted up to the last time the
+    /// loop went idle.
+    ///
+    /// On Linux it is measured on the kernel's coarse monotonic clock, which moves once
+    /// per scheduler tick (1 to 4 ms): a stretch of work counts as the ticks that fell
+    /// inside it. One short stretch may count as zero or as a whole tick, but the
+    /// errors cancel out over many stretches, so over a second or more the total is
+    /// accurate (the kernel accounts CPU time the same way). The precise clock would
+    /// cost two reads each time the loop sleeps, which at 50,000 wake-ups a second
+    /// was about 2% of the loop's CPU time.
     pub busy: Duration,
     /// `busy` divided by the time since the loop started (0 before it started).
     pub utilization: f64,

@@ -15,7 +15,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
 use mio::net::UnixStream;
@@ -994,6 +994,7 @@ fn metrics_remote_submissions_wake_a_blocked_loop_once_and_are_suppressed_while_
         })
         .unwrap();
         recv(&started_rx, secs(2), "the blocking task to start");
+        let blocking_since = Instant::now();
         let m1 = h.metrics();
         assert_eq!(m1.wakeups_sent, m0.wakeups_sent + 1, "one wake for a blocked loop");
         // Running a task: ten more submissions need no wake.
@@ -1008,6 +1009,11 @@ fn metrics_remote_submissions_wake_a_blocked_loop_once_and_are_suppressed_while_
         let m2 = h.metrics();
         assert_eq!(m2.wakeups_sent, m1.wakeups_sent, "no wake while the loop is awake");
         assert_eq!(m2.wakeups_suppressed, m1.wakeups_suppressed + 10);
+        // Keep the task blocking for 40 ms, ten ticks of the coarse clock busy time is
+        // measured on, so that the busy time it adds is well above the clock's grain.
+        while blocking_since.elapsed() < Duration::from_millis(40) {
+            std::thread::yield_now();
+        }
         latch.open();
         wait_until(secs(2), "the ten tasks to run", || done.load(SeqCst) == 10);
         wait_until_blocked(r.tid);
@@ -1019,7 +1025,13 @@ fn metrics_remote_submissions_wake_a_blocked_loop_once_and_are_suppressed_while_
         );
         assert!(m3.tasks_run >= m0.tasks_run + 11);
         assert!(m3.iterations > m0.iterations);
-        assert!(m3.busy > m0.busy, "time spent in the blocking task counts as busy");
+        // 40 ms or more of blocking, measured to within a tick (4 ms) at each end.
+        assert!(
+            m3.busy >= m0.busy + Duration::from_millis(30),
+            "time spent in the blocking task counts as busy: {:?} then {:?}",
+            m0.busy,
+            m3.busy
+        );
         r.shutdown(secs(1));
     });
 }
