@@ -1226,3 +1226,68 @@ fn spawn_pinned_builds_a_local_future_on_the_loop() {
         assert_eq!(*loop_thread.lock().unwrap(), Some(std::thread::current().id()));
     });
 }
+
+/// Netty's I/O ratio: after an iteration that processed I/O, tasks may run for
+/// `(100 - io_ratio) / io_ratio` times the time the I/O took; after one without I/O, a
+/// pass stops at its 64th task. With `io_ratio(1)` the share is 99 times the I/O time,
+/// which 200 trivial tasks fit in, so one iteration with an I/O event runs them all.
+#[test]
+fn io_ratio_gives_tasks_a_time_share_only_after_io() {
+    with_timeout(10, || {
+        let mut el = EventLoop::builder().io_ratio(1).build().unwrap();
+        let h = el.handle();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let queue_trivial_tasks = |n: usize| {
+            for _ in 0..n {
+                let ran = ran.clone();
+                h.execute(move || {
+                    ran.fetch_add(1, SeqCst);
+                })
+                .unwrap();
+            }
+        };
+
+        // No I/O: one pass stops at the 64th task, and the rest wait for later passes.
+        queue_trivial_tasks(200);
+        el.run_once(Some(Duration::ZERO)).unwrap();
+        assert_eq!(ran.load(SeqCst), 64, "a pass without I/O runs 64 tasks");
+        while ran.load(SeqCst) < 200 {
+            el.run_once(Some(Duration::ZERO)).unwrap();
+        }
+
+        // With an I/O event: the I/O is timed and the tasks get 99 times that. A pass
+        // preempted by the OS for longer than its share stops early, so allow a few
+        // attempts; without the share (the pass after no I/O) none would go past 64.
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let a = Arc::new(h.register(a, Interest::READABLE).unwrap());
+        let mut best = 0;
+        for _ in 0..3 {
+            let reader = a.clone();
+            let reads = Arc::new(AtomicUsize::new(0));
+            let counted = reads.clone();
+            h.spawn(async move {
+                let mut buf = [0u8; 8];
+                poll_fn(|cx| reader.poll_read_io(cx, |mut s| s.read(&mut buf)))
+                    .await
+                    .unwrap();
+                counted.fetch_add(1, SeqCst);
+            })
+            .unwrap()
+            .detach();
+            el.run_once(Some(Duration::ZERO)).unwrap();
+            assert_eq!(reads.load(SeqCst), 0, "the reader waits for the event");
+            b.write_all(b"x").unwrap();
+            ran.store(0, SeqCst);
+            queue_trivial_tasks(200);
+            el.run_once(Some(Duration::from_secs(1))).unwrap();
+            best = best.max(ran.load(SeqCst));
+            while ran.load(SeqCst) < 200 || reads.load(SeqCst) == 0 {
+                el.run_once(Some(Duration::ZERO)).unwrap();
+            }
+            if best == 200 {
+                break;
+            }
+        }
+        assert_eq!(best, 200, "after I/O, one pass runs every task within its share");
+    });
+}
