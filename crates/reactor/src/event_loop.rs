@@ -293,7 +293,8 @@ impl Driver {
         } else {
             went_idle = true;
             self.counters.busy_nanos += sys::coarse_monotonic_nanos().saturating_sub(self.busy_since);
-            // Published now, not at the end of the iteration: the loop may sleep long.
+            // Published here, its only change, not at the end of the iteration: the loop
+            // may sleep long before that.
             shared.published.busy_nanos.store(self.counters.busy_nanos, Relaxed);
             let next_timer = core.local.scheduled.borrow().peek_deadline();
             let (before, timeout) = self.select_timeout(core, next_timer, limit);

@@ -74,12 +74,14 @@ pub(crate) struct Published {
     pub(crate) local_pending: AtomicU64,
     pub(crate) scheduled_tasks: AtomicU64,
     pub(crate) live_tasks: AtomicU64,
+    /// Published by the loop as it goes idle, the only time it changes.
     pub(crate) busy_nanos: AtomicU64,
     /// Clock nanos when the loop first ran; 0 before.
     pub(crate) started_at: AtomicU64,
 }
 
-/// The loop thread's own running totals, published by `publish`.
+/// The loop thread's own running totals, published by `publish` (busy time as the
+/// loop goes idle).
 #[derive(Default, Clone, Copy)]
 pub(crate) struct LoopCounters {
     pub(crate) tasks_run: u64,
@@ -97,7 +99,6 @@ impl Published {
         self.iterations.store(c.iterations, Relaxed);
         self.wakeups_received.store(c.wakeups_received, Relaxed);
         self.premature_wakeups.store(c.premature_wakeups, Relaxed);
-        self.busy_nanos.store(c.busy_nanos, Relaxed);
         self.local_pending.store(local_pending as u64, Relaxed);
         self.scheduled_tasks.store(scheduled as u64, Relaxed);
         self.live_tasks.store(live as u64, Relaxed);
