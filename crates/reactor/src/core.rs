@@ -8,6 +8,7 @@ use std::task::Waker;
 use slab::Slab;
 
 use crate::LoopState;
+use crate::block_cache::LocalBlocks;
 use crate::error::{RejectReason, RejectedExecution};
 use crate::loop_task::LoopRunnable;
 use crate::run_queue::RunQueue;
@@ -47,6 +48,9 @@ pub(crate) struct Local {
     pub(crate) tasks: RefCell<Option<Slab<LiveTask>>>,
     /// Mirror of the shared state; only this thread changes it past `ShuttingDown`.
     pub(crate) state: Cell<LoopState>,
+    /// Blocks of finished tasks that were spawned on this thread, for the next such
+    /// spawn (see `block_cache`).
+    pub(crate) blocks: LocalBlocks,
 }
 
 impl Local {
@@ -57,6 +61,7 @@ impl Local {
             tail: RefCell::new(Vec::new()),
             tasks: RefCell::new(Some(Slab::new())),
             state: Cell::new(LoopState::NotStarted),
+            blocks: LocalBlocks::default(),
         }
     }
 

@@ -38,7 +38,9 @@ use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use std::thread;
 
 use super::TaskMeta;
-use crate::block_cache::SizeClass;
+use crate::block_cache::{SizeClass, alloc_block, free_block};
+use crate::context;
+use crate::shared::Shared;
 
 // Bits of `Header::state`.
 /// The output (or the panic) is stored in the stage.
@@ -129,23 +131,24 @@ pub(super) struct CachePad(#[allow(dead_code)] MaybeUninit<[u8; 128]>);
 
 /// What follows a task's [`Head`]: [`CachePad`], or `()` for none.
 pub(super) trait Padding: Sized + 'static {
-    /// Whether the block comes from, and goes back to, the loop's block cache
-    /// (`crate::block_cache`). True for tasks spawned from another thread (the padded
-    /// ones): those are allocated on one thread and freed on another, which is what
-    /// the cache is for.
-    const CACHED: bool;
+    /// Which of the loop's block caches (`crate::block_cache`) the block comes from
+    /// and goes back to. True for tasks spawned from another thread (the padded ones):
+    /// allocated on one thread and usually freed on the loop's, they use the loop's
+    /// shared cache. False for tasks spawned on the loop's thread, which use that
+    /// thread's own free lists.
+    const REMOTE: bool;
     fn new() -> Self;
 }
 
 impl Padding for CachePad {
-    const CACHED: bool = true;
+    const REMOTE: bool = true;
     fn new() -> Self {
         CachePad(MaybeUninit::uninit())
     }
 }
 
 impl Padding for () {
-    const CACHED: bool = false;
+    const REMOTE: bool = false;
     fn new() -> Self {}
 }
 
@@ -157,15 +160,48 @@ impl<F: Future, P: Padding> TaskCell<F, P> {
         dealloc: dealloc::<F, P>,
     };
 
-    /// The block cache's size class for this cell, if it is cached.
-    const CLASS: Option<SizeClass> = if P::CACHED { SizeClass::of::<Self>() } else { None };
+    /// The block caches' size class for this cell; `None` if it is too big or too
+    /// aligned to be cached (then it is a plain `Box`).
+    const CLASS: Option<SizeClass> = SizeClass::of::<Self>();
+}
+
+/// A block of `class` for a task of the loop `shared`: from the loop's shared cache for
+/// a remote spawn, else from its thread's free list (a fresh block if this is not the
+/// loop's thread, which a local spawn always is).
+fn take_block<P: Padding>(shared: &Shared, class: SizeClass) -> NonNull<u8> {
+    if P::REMOTE {
+        shared.blocks.take(class)
+    } else {
+        context::with_own_core(shared, |core| core.local.blocks.take(class)).unwrap_or_else(|| alloc_block(class))
+    }
+}
+
+/// Gives back a block that [`take_block::<P>`] returned for the loop `shared`. A local
+/// task's block freed on another thread (its last reference was dropped there) goes
+/// to the allocator.
+///
+/// # Safety
+/// As `BlockCache::put`.
+unsafe fn put_block<P: Padding>(shared: &Shared, class: SizeClass, block: NonNull<u8>) {
+    if P::REMOTE {
+        // SAFETY: per the contract.
+        unsafe { shared.blocks.put(class, block) };
+    } else if context::with_own_core(shared, |core| {
+        // SAFETY: per the contract.
+        unsafe { core.local.blocks.put(class, block) }
+    })
+    .is_none()
+    {
+        // SAFETY: per the contract.
+        unsafe { free_block(class, block) };
+    }
 }
 
 /// Allocates a task holding `future`, followed by padding `P`, scheduled (its runnable
 /// is about to be queued), with a handle. Returns the header; the caller makes the
 /// runnable and the handle.
 pub(super) fn allocate<F: Future, P: Padding>(meta: TaskMeta, future: F) -> NonNull<Header> {
-    let block = TaskCell::<F, P>::CLASS.map(|class| meta.shared.blocks.take(class));
+    let block = TaskCell::<F, P>::CLASS.map(|class| take_block::<P>(&meta.shared, class));
     let cell = TaskCell {
         head: Head {
             header: Header {
@@ -266,8 +302,9 @@ unsafe fn dealloc<F: Future, P: Padding>(ptr: NonNull<Header>) {
         (&raw mut (*cell).head.stage).drop_in_place();
         meta
     };
-    // SAFETY: the block came from `take(class)` in `allocate` and holds nothing now.
-    unsafe { meta.shared.blocks.put(class, ptr.cast()) };
+    // SAFETY: the block came from `take_block::<P>(class)` in `allocate` and holds
+    // nothing now.
+    unsafe { put_block::<P>(&meta.shared, class, ptr.cast()) };
 }
 
 /// The header at `ptr`.

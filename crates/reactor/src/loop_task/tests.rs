@@ -467,3 +467,64 @@ fn termination_survives_a_live_task_that_frees_another_as_it_is_dropped() {
     drop(ev);
     assert_eq!(*second_dropped_on.lock().unwrap(), Some(thread::current().id()));
 }
+
+/// Blocks on this thread's loop's own free lists (the caller must be on a loop).
+fn local_blocks() -> usize {
+    crate::context::with_core(|core| core.expect("on a loop").local.blocks.cached())
+}
+
+#[test]
+fn a_local_task_block_goes_back_to_its_loop_thread_and_serves_the_next_local_spawn() {
+    // Spawned on the loop's own thread, a task's block comes from that thread's free
+    // list and returns there when the last reference goes on that thread, with every
+    // field dropped (miri reports a leak otherwise). The shared cache is not used.
+    let mut ev = EventLoop::new().unwrap();
+    let h = ev.handle();
+    let (spy, dropped_on) = spy();
+    // Both spawns are of one future type, so of one size class.
+    async fn job(spy: Option<DropSpy>) -> Option<DropSpy> {
+        yields(2).await;
+        spy
+    }
+    ev.block_on(async move {
+        let here = crate::EventLoopHandle::current().unwrap();
+        let before = local_blocks();
+        let first = here.spawn(job(Some(spy))).unwrap();
+        assert_eq!(local_blocks(), before);
+        let spy = first.await;
+        assert_eq!(local_blocks(), before + 1, "the finished task's block is kept");
+        drop(spy);
+
+        let second = here.spawn(job(None)).unwrap();
+        assert_eq!(local_blocks(), before, "the next local spawn of that size takes it");
+        assert!(second.await.is_none());
+        assert_eq!(local_blocks(), before + 1);
+    })
+    .unwrap();
+    assert!(dropped_on.lock().unwrap().is_some());
+    assert_eq!(h.shared.blocks.cached(), 0, "local spawns leave the shared cache alone");
+}
+
+#[test]
+fn a_local_task_freed_on_another_thread_goes_back_to_the_allocator() {
+    // The last reference to a locally spawned task can be dropped on another thread
+    // (here its handle). That thread cannot touch the loop's free list: the block goes
+    // to the allocator (miri checks the layout it is freed with, and reports a leak
+    // if it is kept nowhere).
+    let mut ev = EventLoop::new().unwrap();
+    let (task, before) = ev
+        .block_on(async {
+            let here = crate::EventLoopHandle::current().unwrap();
+            let before = local_blocks();
+            let task = here.spawn(yields(1)).unwrap();
+            yields(4).await;
+            assert!(task.is_finished());
+            (task, before)
+        })
+        .unwrap();
+    assert_eq!(task.refs(), 1, "only the handle is left");
+    thread::spawn(move || drop(task)).join().unwrap();
+    let after = ev.block_on(async { local_blocks() }).unwrap();
+    assert_eq!(after, before, "the block did not come back to the loop's list");
+    assert_eq!(ev.handle().shared.blocks.cached(), 0, "nor to the shared cache");
+}
