@@ -75,6 +75,13 @@ impl SizeClass {
         }
     }
 
+    /// How many blocks of this class either cache keeps at most ([`CLASS_BYTES`]
+    /// worth, and at least one).
+    const fn capacity(self) -> usize {
+        let n = CLASS_BYTES / self.layout().size();
+        if n == 0 { 1 } else { n }
+    }
+
     /// The layout every block of this class is allocated and freed with.
     pub(crate) const fn layout(self) -> Layout {
         // SAFETY: the size is a non-zero multiple of 64, at most `MAX_BLOCK`, and the
@@ -119,8 +126,7 @@ impl BlockCache {
     /// `block` came from `take(class)` on any `BlockCache` (every cache allocates a
     /// class with the same layout), holds no live value, and is not used afterwards.
     pub(crate) unsafe fn put(&self, class: SizeClass, block: NonNull<u8>) {
-        let queue = self.classes[class.0]
-            .get_or_init(|| Box::new(ConcurrentQueue::bounded((CLASS_BYTES / class.layout().size()).max(1))));
+        let queue = self.classes[class.0].get_or_init(|| Box::new(ConcurrentQueue::bounded(class.capacity())));
         if let Err(err) = queue.push(Block(block)) {
             // SAFETY: per the contract, allocated with this class's layout.
             unsafe { free_block(class, err.into_inner().0) };
@@ -151,7 +157,7 @@ impl Drop for BlockCache {
 }
 
 /// A new block of `class` from the allocator. Its contents are unspecified.
-pub(crate) fn alloc_block(class: SizeClass) -> NonNull<u8> {
+fn alloc_block(class: SizeClass) -> NonNull<u8> {
     let layout = class.layout();
     // SAFETY: the layout's size is not zero.
     match NonNull::new(unsafe { alloc(layout) }) {
@@ -206,7 +212,7 @@ impl LocalBlocks {
     pub(crate) unsafe fn put(&self, class: SizeClass, block: NonNull<u8>) {
         let mut classes = self.classes.borrow_mut();
         let list = &mut classes[class.0];
-        if list.len() < CLASS_BYTES / class.layout().size() {
+        if list.len() < class.capacity() {
             list.push(Block(block));
         } else {
             drop(classes);
@@ -274,18 +280,31 @@ mod tests {
         }
     }
 
+    /// Takes three blocks more of the largest class than a cache keeps and puts them all
+    /// back through `put`; returns `(blocks the cache kept, its limit)`.
+    fn fill_past_the_limit(
+        take: impl Fn(SizeClass) -> NonNull<u8>,
+        put: impl Fn(SizeClass, NonNull<u8>),
+        cached: impl Fn() -> usize,
+    ) -> (usize, usize) {
+        let class = SizeClass::of::<[u8; MAX_BLOCK]>().unwrap();
+        let limit = CLASS_BYTES / MAX_BLOCK;
+        let blocks: Vec<_> = (0..limit + 3).map(|_| take(class)).collect();
+        // Miri reports a leak if the three that do not fit are not freed.
+        blocks.into_iter().for_each(|block| put(class, block));
+        (cached(), limit)
+    }
+
     #[test]
     fn a_full_class_frees_what_does_not_fit() {
         let cache = BlockCache::default();
-        let class = SizeClass::of::<[u8; MAX_BLOCK]>().unwrap();
-        let limit = CLASS_BYTES / MAX_BLOCK;
-        let blocks: Vec<_> = (0..limit + 3).map(|_| cache.take(class)).collect();
-        for block in blocks {
-            // SAFETY: each came from `take(class)`; miri reports a leak if the three
-            // that do not fit are not freed.
-            unsafe { cache.put(class, block) };
-        }
-        assert_eq!(cache.cached(), limit);
+        let (cached, limit) = fill_past_the_limit(
+            |class| cache.take(class),
+            // SAFETY: each block came from `take(class)` and is not used again.
+            |class, block| unsafe { cache.put(class, block) },
+            || cache.cached(),
+        );
+        assert_eq!(cached, limit);
     }
 
     #[test]
@@ -315,14 +334,12 @@ mod tests {
     #[test]
     fn a_full_local_class_frees_what_does_not_fit() {
         let local = LocalBlocks::default();
-        let class = SizeClass::of::<[u8; MAX_BLOCK]>().unwrap();
-        let limit = CLASS_BYTES / MAX_BLOCK;
-        let blocks: Vec<_> = (0..limit + 3).map(|_| local.take(class)).collect();
-        for block in blocks {
-            // SAFETY: each came from `take(class)`; miri reports a leak if the three
-            // that do not fit are not freed.
-            unsafe { local.put(class, block) };
-        }
-        assert_eq!(local.cached(), limit);
+        let (cached, limit) = fill_past_the_limit(
+            |class| local.take(class),
+            // SAFETY: each block came from `take(class)` and is not used again.
+            |class, block| unsafe { local.put(class, block) },
+            || local.cached(),
+        );
+        assert_eq!(cached, limit);
     }
 }

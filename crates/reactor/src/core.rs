@@ -80,12 +80,20 @@ impl Local {
         if self.state.get() >= LoopState::Shutdown {
             return Err(RejectedExecution::new(RejectReason::Shutdown, task.into_closure()));
         }
+        self.enqueue(task);
+        Ok(())
+    }
+
+    /// Puts a task where its kind belongs: a schedule into the heap, a cancel applied to
+    /// the heap now, a tail task into the tail queue, anything else at the back of the
+    /// run queue.
+    pub(crate) fn enqueue(&self, task: Task) {
         match task {
             Task::Schedule(t) => self.scheduled.borrow_mut().push(*t),
+            Task::CancelScheduled(state) => drop(self.scheduled.borrow_mut().remove(&state)),
             Task::Tail(t) => self.tail.borrow_mut().push(*t),
             other => self.run_queue.borrow_mut().push(other),
         }
-        Ok(())
     }
 
     /// A future woken on the loop's own thread: back of the run queue (a task that

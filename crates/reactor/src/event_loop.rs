@@ -450,12 +450,7 @@ impl Driver {
         let n = core.shared.inbox.len();
         for _ in 0..n {
             let Some(task) = core.shared.inbox.pop() else { break };
-            match task {
-                Task::Schedule(t) => core.local.scheduled.borrow_mut().push(*t),
-                Task::CancelScheduled(state) => drop(core.local.scheduled.borrow_mut().remove(&state)),
-                Task::Tail(t) => core.local.tail.borrow_mut().push(*t),
-                other => core.local.run_queue.borrow_mut().push(other),
-            }
+            core.local.enqueue(task);
         }
     }
 
@@ -528,9 +523,9 @@ impl Driver {
             Task::Closure(f) => {
                 run_caught("closure", f);
             }
-            Task::Schedule(t) => core.local.scheduled.borrow_mut().push(*t),
-            Task::CancelScheduled(state) => drop(core.local.scheduled.borrow_mut().remove(&state)),
-            Task::Tail(t) => core.local.tail.borrow_mut().push(*t),
+            // Messages are routed as they arrive (`Local::enqueue`), so none reaches the
+            // run queue; routing one here would do the same.
+            message => core.local.enqueue(message),
         }
     }
 

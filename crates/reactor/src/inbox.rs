@@ -37,6 +37,7 @@ use crate::error::RejectReason;
 use crate::sync::{AtomicUsize, Mutex};
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 
+/// Smallest bound `max_pending_tasks` may set (Netty uses the same floor).
 pub(crate) const MIN_MAX_PENDING: usize = 16;
 
 /// Slots in the ring. A loop that keeps up never needs more; one that falls behind
@@ -59,6 +60,7 @@ struct Overflow<T> {
 }
 
 impl<T> Inbox<T> {
+    /// `limit`: `None` for unbounded, else at least [`MIN_MAX_PENDING`].
     pub(crate) fn new(limit: Option<usize>) -> Self {
         Self::with_ring(limit, RING_CAPACITY)
     }
@@ -149,6 +151,7 @@ impl<T> Inbox<T> {
         self.ring.len() + self.overflowed.load(Acquire)
     }
 
+    /// Refuse every later push. Items pushed before stay poppable.
     pub(crate) fn close(&self) {
         self.ring.close();
         self.lock_overflow().closed = true;

@@ -1,7 +1,8 @@
 //! The local run queue: one FIFO of everything the loop will run, kept in two parts.
 //!
 //! Almost every entry is a loop task's turn (a [`LoopRunnable`], one word). The rest
-//! are closures and messages from the inbox ([`Task`]s) and due scheduled tasks. A single `VecDeque<Task>` made each wake build an eight-word value on the
+//! are closures ([`Task`]s) and due scheduled tasks. A single `VecDeque` of the larger
+//! entries (eight words when it was measured) made each wake build that value on the
 //! stack and copy it into the queue: the copy's 16-byte loads read bytes just written
 //! by narrower stores, a store-forwarding stall that cost about a tenth of a yield.
 //!

@@ -89,7 +89,7 @@ where
     F::Output: 'static,
 {
     // SAFETY: per the contract.
-    let (runnable, task) = unsafe { loop_task::new_unchecked(shared, future, false) };
+    let (runnable, task) = unsafe { loop_task::new_unchecked(shared, future, Some(&core.local.blocks)) };
     core.local.push_wake(runnable);
     task
 }
@@ -122,7 +122,7 @@ where
         return Err(RejectedExecution::new(reason, None));
     }
     // SAFETY: per the contract; spawned from another thread.
-    let (runnable, task) = unsafe { loop_task::new_unchecked(shared, future, true) };
+    let (runnable, task) = unsafe { loop_task::new_unchecked(shared, future, None) };
     shared.schedule_new_remote(runnable);
     Ok(task)
 }

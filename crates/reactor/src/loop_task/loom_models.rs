@@ -82,7 +82,7 @@ fn run_to_completion(runnable: LoopRunnable) -> thread::JoinHandle<()> {
 fn ready_task(shared: &Arc<Shared>, drops: &Arc<AtomicUsize>) -> (LoopRunnable, super::Task<Output>) {
     let drops = drops.clone();
     // SAFETY: the future is `Send` and polled and dropped by one thread at a time.
-    unsafe { new_unchecked(shared, async move { Output(drops) }, true) }
+    unsafe { new_unchecked(shared, async move { Output(drops) }, None) }
 }
 
 /// Drops what the model left in the inbox (a cancel's wake holds a reference).
@@ -180,7 +180,7 @@ fn a_wake_from_another_thread_racing_completion_leaks_nothing() {
                 }
             });
             // SAFETY: the future is `Send`; one thread at a time polls and drops it.
-            unsafe { new_unchecked(&shared, future, true) }
+            unsafe { new_unchecked(&shared, future, None) }
         };
         task.detach();
         let ptr = SendPtr(runnable.ptr());

@@ -26,6 +26,7 @@ use std::sync::Arc;
 pub use join::{AbortHandle, FallibleTask, Task};
 pub(crate) use runnable::LoopRunnable;
 
+use crate::block_cache::LocalBlocks;
 use crate::shared::Shared;
 
 /// What every loop task's header carries: the loop it belongs to.
@@ -39,8 +40,10 @@ pub(crate) fn is_loop_task_waker(waker: &std::task::Waker) -> bool {
 }
 
 /// Allocates a task for `future` on the loop `shared`, already scheduled: the caller
-/// queues the runnable (or drops it, which cancels the task). `remote`: spawned from
-/// another thread than the loop's, which pads the block (see `raw::TaskCell`).
+/// queues the runnable (or drops it, which cancels the task). `local`: the loop's own
+/// block list if the caller is on the loop's thread (it already holds the core); `None`
+/// for a spawn from another thread, which pads the block (see `raw::TaskCell`) and
+/// takes it from the loop's shared cache.
 ///
 /// # Safety
 /// The future must be polled and dropped on one thread only. Loop tasks guarantee that
@@ -49,16 +52,19 @@ pub(crate) fn is_loop_task_waker(waker: &std::task::Waker) -> bool {
 /// the loop's thread, or hold a future whose not-yet-polled state may be dropped on
 /// the calling thread. If the output is not `Send`, the returned `Task` must stay on
 /// the loop's thread (it does, being `!Send` then).
-pub(crate) unsafe fn new_unchecked<F>(shared: &Arc<Shared>, future: F, remote: bool) -> (LoopRunnable, Task<F::Output>)
+pub(crate) unsafe fn new_unchecked<F>(
+    shared: &Arc<Shared>,
+    future: F,
+    local: Option<&LocalBlocks>,
+) -> (LoopRunnable, Task<F::Output>)
 where
     F: Future + 'static,
     F::Output: 'static,
 {
     let meta = TaskMeta { shared: shared.clone() };
-    let ptr = if remote {
-        raw::allocate::<F, raw::CachePad>(meta, future)
-    } else {
-        raw::allocate::<F, ()>(meta, future)
+    let ptr = match local {
+        None => raw::allocate::<F, raw::CachePad>(meta, future, |class| shared.blocks.take(class)),
+        Some(blocks) => raw::allocate::<F, ()>(meta, future, |class| blocks.take(class)),
     };
     // SAFETY: a fresh task with a handle reference and output type `F::Output`.
     (LoopRunnable::borrowing_loop_ref(ptr), unsafe { Task::from_raw(ptr) })

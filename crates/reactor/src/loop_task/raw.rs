@@ -38,7 +38,7 @@ use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use std::thread;
 
 use super::TaskMeta;
-use crate::block_cache::{SizeClass, alloc_block, free_block};
+use crate::block_cache::{SizeClass, free_block};
 use crate::context;
 use crate::shared::Shared;
 
@@ -165,18 +165,8 @@ impl<F: Future, P: Padding> TaskCell<F, P> {
     const CLASS: Option<SizeClass> = SizeClass::of::<Self>();
 }
 
-/// A block of `class` for a task of the loop `shared`: from the loop's shared cache for
-/// a remote spawn, else from its thread's free list (a fresh block if this is not the
-/// loop's thread, which a local spawn always is).
-fn take_block<P: Padding>(shared: &Shared, class: SizeClass) -> NonNull<u8> {
-    if P::REMOTE {
-        shared.blocks.take(class)
-    } else {
-        context::with_own_core(shared, |core| core.local.blocks.take(class)).unwrap_or_else(|| alloc_block(class))
-    }
-}
-
-/// Gives back a block that [`take_block::<P>`] returned for the loop `shared`. A local
+/// Gives back a block that `allocate::<_, P>` took for a task of the loop `shared`: to
+/// the loop's shared cache for a remote spawn, else to its thread's free list. A local
 /// task's block freed on another thread (its last reference was dropped there) goes
 /// to the allocator.
 ///
@@ -199,9 +189,15 @@ unsafe fn put_block<P: Padding>(shared: &Shared, class: SizeClass, block: NonNul
 
 /// Allocates a task holding `future`, followed by padding `P`, scheduled (its runnable
 /// is about to be queued), with a handle. Returns the header; the caller makes the
-/// runnable and the handle.
-pub(super) fn allocate<F: Future, P: Padding>(meta: TaskMeta, future: F) -> NonNull<Header> {
-    let block = TaskCell::<F, P>::CLASS.map(|class| take_block::<P>(&meta.shared, class));
+/// runnable and the handle. `take_block` gives a block of a size class: from the
+/// loop's shared cache if `P::REMOTE`, else from the loop thread's free list (where
+/// `dealloc` puts it back).
+pub(super) fn allocate<F: Future, P: Padding>(
+    meta: TaskMeta,
+    future: F,
+    take_block: impl FnOnce(SizeClass) -> NonNull<u8>,
+) -> NonNull<Header> {
+    let block = TaskCell::<F, P>::CLASS.map(take_block);
     let cell = TaskCell {
         head: Head {
             header: Header {
@@ -302,8 +298,8 @@ unsafe fn dealloc<F: Future, P: Padding>(ptr: NonNull<Header>) {
         (&raw mut (*cell).head.stage).drop_in_place();
         meta
     };
-    // SAFETY: the block came from `take_block::<P>(class)` in `allocate` and holds
-    // nothing now.
+    // SAFETY: the block came from `allocate`'s `take_block(class)` and holds nothing
+    // now.
     unsafe { put_block::<P>(&meta.shared, class, ptr.cast()) };
 }
 
