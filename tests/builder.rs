@@ -526,7 +526,7 @@ fn shutdown_timeout_bounds_how_long_drop_waits() {
 fn invalid_values_are_errors_not_panics() {
     test_body(|| {
         type Tweak = fn(&mut Builder) -> &mut Builder;
-        let cases: [(&str, Tweak); 8] = [
+        let cases: [(&str, Tweak); 9] = [
             ("worker_threads(0)", |b| b.worker_threads(0)),
             ("max_blocking_threads(0)", |b| b.max_blocking_threads(0)),
             ("io_ratio(0)", |b| b.io_ratio(0)),
@@ -541,6 +541,7 @@ fn invalid_values_are_errors_not_panics() {
                     .shutdown_quiet_period(Duration::from_millis(11))
             }),
             ("io_ratio(u32::MAX)", |b| b.io_ratio(u32::MAX)),
+            ("idle_spin_rounds(65_537)", |b| b.idle_spin_rounds(65_537)),
         ];
         for (what, tweak) in cases {
             let mut builder = Builder::new_multi_thread();
@@ -567,6 +568,8 @@ fn invalid_values_are_errors_not_panics() {
         for b in [
             Builder::new_multi_thread().worker_threads(1).io_ratio(1),
             Builder::new_multi_thread().worker_threads(1).io_ratio(100),
+            Builder::new_multi_thread().worker_threads(1).idle_spin_rounds(0),
+            Builder::new_multi_thread().worker_threads(1).idle_spin_rounds(65_536),
             Builder::new_multi_thread()
                 .worker_threads(1)
                 .shutdown_quiet_period(Duration::from_secs(1))

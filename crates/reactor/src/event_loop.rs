@@ -19,6 +19,7 @@ use crate::coop;
 use crate::core::Core;
 use crate::error::DriveError;
 use crate::handle::EventLoopHandle;
+use crate::idle_spin::{IO_CHECK_ROUNDS, IdleSpin};
 use crate::io::ready::Ready;
 use crate::loop_task::LoopRunnable;
 use crate::metrics::LoopCounters;
@@ -70,6 +71,10 @@ struct Driver {
     graceful_start: Option<u64>,
     /// While shutting down: the latest the loop may block before re-checking.
     shutdown_wait_until: Option<u64>,
+    /// Whether to spin before blocking, after a pass that took work from the inbox.
+    idle_spin: IdleSpin,
+    /// The last pass took tasks from the inbox.
+    took_from_inbox: bool,
 }
 
 impl std::fmt::Debug for EventLoop {
@@ -107,6 +112,8 @@ impl EventLoop {
                 last_execution: 0,
                 graceful_start: None,
                 shutdown_wait_until: None,
+                idle_spin: IdleSpin::new(b.idle_spin_rounds),
+                took_from_inbox: false,
             },
         })
     }
@@ -290,6 +297,8 @@ impl Driver {
         let mut went_idle = false;
         let polled = if self.has_tasks(core, extra_ready) {
             Some(self.selector.select(Some(Duration::ZERO)))
+        } else if let Some(polled) = self.spin_for_work(core, limit, extra_ready) {
+            Some(polled)
         } else {
             went_idle = true;
             self.counters.busy_nanos += sys::coarse_monotonic_nanos().saturating_sub(self.busy_since);
@@ -386,6 +395,47 @@ impl Driver {
         false
     }
 
+    /// Before the loop goes idle after a pass that took work from the inbox, looks
+    /// for work a little longer, as [`IdleSpin`] allows (see `idle_spin.rs`): each
+    /// round yields the core, then looks at the queues, and every
+    /// [`IO_CHECK_ROUNDS`] rounds at the selector without blocking. Returns the
+    /// non-blocking select of the round that found work, or `None` when none came
+    /// (or the policy said not to spin) and the loop should block.
+    ///
+    /// `next_wakeup` stays AWAKE throughout, so producers need not wake the loop. A
+    /// `run_once` with a cap on its wait never spins.
+    fn spin_for_work(
+        &mut self,
+        core: &Core,
+        limit: Option<u64>,
+        extra_ready: &dyn Fn() -> bool,
+    ) -> Option<std::io::Result<()>> {
+        if !std::mem::take(&mut self.took_from_inbox) || limit.is_some() {
+            return None;
+        }
+        let rounds = self.idle_spin.chance()?;
+        self.counters.idle_spins += 1;
+        for round in 1..=rounds {
+            thread::yield_now();
+            let polled = if self.has_tasks(core, extra_ready) {
+                self.selector.select(Some(Duration::ZERO))
+            } else if round % IO_CHECK_ROUNDS == 0 {
+                let polled = self.selector.select(Some(Duration::ZERO));
+                if polled.is_ok() && self.selector.events.is_empty() {
+                    continue;
+                }
+                polled
+            } else {
+                continue;
+            };
+            self.idle_spin.found_work();
+            self.counters.idle_spins_found_work += 1;
+            return Some(polled);
+        }
+        self.idle_spin.found_nothing();
+        None
+    }
+
     /// The timeout of a blocking select, and the precise reading it was computed from
     /// (`(None, None)`, without a reading, when nothing bounds the wait). Publishes the
     /// wake-up deadline for the `next_wakeup` protocol either way.
@@ -448,6 +498,7 @@ impl Driver {
     /// cannot keep the loop here.
     fn fetch_from_inbox(&mut self, core: &Core) {
         let n = core.shared.inbox.len();
+        self.took_from_inbox |= n > 0;
         for _ in 0..n {
             let Some(task) = core.shared.inbox.pop() else { break };
             core.local.enqueue(task);

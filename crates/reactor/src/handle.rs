@@ -362,6 +362,8 @@ impl EventLoopHandle {
             wakeups_suppressed: s.producers.wakeups_suppressed.load(Relaxed),
             wakeups_received: p.wakeups_received.load(Relaxed),
             premature_wakeups: p.premature_wakeups.load(Relaxed),
+            idle_spins: p.idle_spins.load(Relaxed),
+            idle_spins_found_work: p.idle_spins_found_work.load(Relaxed),
             scheduled_tasks: p.scheduled_tasks.load(Relaxed) as usize,
             registrations: s.io.lock().unwrap_or_else(|e| e.into_inner()).slab.len(),
             live_tasks: p.live_tasks.load(Relaxed) as usize,

@@ -78,6 +78,7 @@ mod core;
 mod error;
 mod event_loop;
 mod handle;
+mod idle_spin;
 mod inbox;
 pub mod io;
 mod loop_task;
@@ -95,8 +96,8 @@ mod wakeup;
 
 pub use clock::{Clock, ClockError};
 pub use config::{
-    BuildError, DEFAULT_EVENTS_CAPACITY, DEFAULT_IO_RATIO, DEFAULT_QUIET_PERIOD, DEFAULT_SHUTDOWN_TIMEOUT,
-    EventLoopBuilder,
+    BuildError, DEFAULT_EVENTS_CAPACITY, DEFAULT_IDLE_SPIN_ROUNDS, DEFAULT_IO_RATIO, DEFAULT_QUIET_PERIOD,
+    DEFAULT_SHUTDOWN_TIMEOUT, EventLoopBuilder, MAX_IDLE_SPIN_ROUNDS,
 };
 pub use error::{
     AwaitTerminationError, ConfigError, DriveError, RejectReason, RejectedExecution, ScheduleError, SpawnLocalError,

@@ -34,6 +34,11 @@ pub struct LoopMetrics {
     /// Blocking selects that returned with nothing to do before their deadline
     /// (what Netty counts to detect the JDK epoll bug; here only reported).
     pub premature_wakeups: u64,
+    /// Times the loop, about to block after taking work from its inbox, spun a little
+    /// longer first (see [`EventLoopBuilder::idle_spin_rounds`](crate::EventLoopBuilder::idle_spin_rounds)).
+    pub idle_spins: u64,
+    /// Spins that found work before they ended, each saving a producer's wakeup.
+    pub idle_spins_found_work: u64,
     /// Scheduled tasks in the heap.
     pub scheduled_tasks: usize,
     /// Live I/O registrations.
@@ -71,6 +76,8 @@ pub(crate) struct Published {
     pub(crate) iterations: AtomicU64,
     pub(crate) wakeups_received: AtomicU64,
     pub(crate) premature_wakeups: AtomicU64,
+    pub(crate) idle_spins: AtomicU64,
+    pub(crate) idle_spins_found_work: AtomicU64,
     pub(crate) local_pending: AtomicU64,
     pub(crate) scheduled_tasks: AtomicU64,
     pub(crate) live_tasks: AtomicU64,
@@ -89,6 +96,8 @@ pub(crate) struct LoopCounters {
     pub(crate) iterations: u64,
     pub(crate) wakeups_received: u64,
     pub(crate) premature_wakeups: u64,
+    pub(crate) idle_spins: u64,
+    pub(crate) idle_spins_found_work: u64,
     pub(crate) busy_nanos: u64,
 }
 
@@ -99,6 +108,8 @@ impl Published {
         self.iterations.store(c.iterations, Relaxed);
         self.wakeups_received.store(c.wakeups_received, Relaxed);
         self.premature_wakeups.store(c.premature_wakeups, Relaxed);
+        self.idle_spins.store(c.idle_spins, Relaxed);
+        self.idle_spins_found_work.store(c.idle_spins_found_work, Relaxed);
         self.local_pending.store(local_pending as u64, Relaxed);
         self.scheduled_tasks.store(scheduled as u64, Relaxed);
         self.live_tasks.store(live as u64, Relaxed);

@@ -71,6 +71,22 @@ fn config_io_ratio_out_of_range_is_a_typed_error() {
 }
 
 #[test]
+fn config_idle_spin_rounds_above_the_maximum_is_a_typed_error() {
+    with_timeout(5, || {
+        let max = netloop_reactor::MAX_IDLE_SPIN_ROUNDS;
+        for rounds in [max + 1, u32::MAX] {
+            match EventLoop::builder().idle_spin_rounds(rounds).build() {
+                Err(BuildError::Config(ConfigError::IdleSpinRounds(got))) => assert_eq!(got, rounds),
+                other => panic!("idle_spin_rounds {rounds}: expected ConfigError::IdleSpinRounds, got {other:?}"),
+            }
+        }
+        for rounds in [0, 1, max] {
+            assert_eq!(EventLoopBuilder::new().idle_spin_rounds(rounds).validate(), Ok(()));
+        }
+    });
+}
+
+#[test]
 fn config_zero_events_capacity_is_a_typed_error() {
     with_timeout(5, || {
         match EventLoop::builder().events_capacity(0).build() {
@@ -1033,6 +1049,59 @@ fn metrics_remote_submissions_wake_a_blocked_loop_once_and_are_suppressed_while_
             m3.busy
         );
         r.shutdown(secs(1));
+    });
+}
+
+/// Starts a loop with `rounds` of idle spin, waits until it blocks, then submits a task
+/// from this thread (which wakes it) and, as soon as that task has run, a second one.
+/// Returns the loop's metrics before and after.
+fn submit_twice_to_a_blocked_loop(rounds: u32) -> (netloop_reactor::LoopMetrics, netloop_reactor::LoopMetrics) {
+    let r = spawn_loop(EventLoop::builder().idle_spin_rounds(rounds).build().unwrap());
+    let h = r.handle.clone();
+    wait_until_blocked(r.tid);
+    let before = h.metrics();
+    let (tx, rx) = mpsc::channel();
+    let tx2 = tx.clone();
+    h.execute(move || tx.send(()).unwrap()).unwrap();
+    recv(&rx, secs(2), "the first task");
+    h.execute(move || tx2.send(()).unwrap()).unwrap();
+    recv(&rx, secs(2), "the second task");
+    let after = h.metrics();
+    r.shutdown(secs(1));
+    (before, after)
+}
+
+#[test]
+fn a_loop_that_took_work_from_its_inbox_spins_so_the_next_submission_needs_no_wake() {
+    with_timeout(20, || {
+        // The longest spin (65,536 rounds, milliseconds) catches the second task unless
+        // this thread is kept off the CPU for all of it; a few attempts make that moot.
+        let attempts: Vec<_> = (0..5)
+            .map(|_| submit_twice_to_a_blocked_loop(netloop_reactor::MAX_IDLE_SPIN_ROUNDS))
+            .collect();
+        assert!(
+            attempts
+                .iter()
+                .any(|(before, after)| after.wakeups_sent == before.wakeups_sent + 1
+                    && after.idle_spins_found_work == before.idle_spins_found_work + 1),
+            "in no attempt was the second submission caught by a spin without a wake: {:?}",
+            attempts
+                .iter()
+                .map(|(b, a)| (
+                    a.wakeups_sent - b.wakeups_sent,
+                    a.idle_spins_found_work - b.idle_spins_found_work
+                ))
+                .collect::<Vec<_>>()
+        );
+    });
+}
+
+#[test]
+fn zero_idle_spin_rounds_never_spin() {
+    with_timeout(10, || {
+        let (before, after) = submit_twice_to_a_blocked_loop(0);
+        assert_eq!((after.idle_spins, after.idle_spins_found_work), (0, 0));
+        assert!(after.wakeups_sent > before.wakeups_sent);
     });
 }
 

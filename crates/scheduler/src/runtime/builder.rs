@@ -184,6 +184,16 @@ impl Builder {
         self
     }
 
+    /// netloop: rounds a loop spins before it blocks, after taking work submitted from
+    /// other threads, `0..=65536` (default 64, about 20 µs; 0 never spins). Spinning
+    /// spares the submitting threads the wake of a blocked loop in a burst of remote
+    /// spawns; spins that find nothing back off. See
+    /// [`EventLoopBuilder::idle_spin_rounds`](netloop_reactor::EventLoopBuilder::idle_spin_rounds).
+    pub fn idle_spin_rounds(&mut self, rounds: u32) -> &mut Self {
+        self.event_loop.idle_spin_rounds(rounds);
+        self
+    }
+
     /// netloop: bound on each loop's inbox (default unbounded, floor 16).
     pub fn max_pending_tasks(&mut self, n: usize) -> &mut Self {
         self.event_loop.max_pending_tasks(n);
