@@ -541,7 +541,9 @@ fn invalid_values_are_errors_not_panics() {
                     .shutdown_quiet_period(Duration::from_millis(11))
             }),
             ("io_ratio(u32::MAX)", |b| b.io_ratio(u32::MAX)),
-            ("idle_spin_rounds(65_537)", |b| b.idle_spin_rounds(65_537)),
+            ("idle_spin(1 ms + 1 ns)", |b| {
+                b.idle_spin(Duration::from_millis(1) + Duration::from_nanos(1))
+            }),
         ];
         for (what, tweak) in cases {
             let mut builder = Builder::new_multi_thread();
@@ -568,8 +570,10 @@ fn invalid_values_are_errors_not_panics() {
         for b in [
             Builder::new_multi_thread().worker_threads(1).io_ratio(1),
             Builder::new_multi_thread().worker_threads(1).io_ratio(100),
-            Builder::new_multi_thread().worker_threads(1).idle_spin_rounds(0),
-            Builder::new_multi_thread().worker_threads(1).idle_spin_rounds(65_536),
+            Builder::new_multi_thread().worker_threads(1).idle_spin(Duration::ZERO),
+            Builder::new_multi_thread()
+                .worker_threads(1)
+                .idle_spin(Duration::from_millis(1)),
             Builder::new_multi_thread()
                 .worker_threads(1)
                 .shutdown_quiet_period(Duration::from_secs(1))

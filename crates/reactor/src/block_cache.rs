@@ -134,7 +134,7 @@ impl BlockCache {
     }
 
     /// Blocks currently cached, over all classes.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn cached(&self) -> usize {
         self.classes
             .iter()
@@ -222,7 +222,7 @@ impl LocalBlocks {
     }
 
     /// Blocks currently kept, over all classes.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn cached(&self) -> usize {
         self.classes.borrow().iter().map(Vec::len).sum()
     }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::error::ConfigError;
 use crate::event_loop::EventLoop;
-pub use crate::idle_spin::{DEFAULT_IDLE_SPIN_ROUNDS, MAX_IDLE_SPIN_ROUNDS};
+pub use crate::idle_spin::{DEFAULT_IDLE_SPIN, MAX_IDLE_SPIN};
 use crate::shared::ShutdownParams;
 
 /// Default share of loop time for I/O, in percent (Netty's `ioRatio`).
@@ -40,7 +40,7 @@ pub struct EventLoopBuilder {
     pub(crate) events_capacity: usize,
     pub(crate) quiet_period: Duration,
     pub(crate) shutdown_timeout: Duration,
-    pub(crate) idle_spin_rounds: u32,
+    pub(crate) idle_spin: Duration,
 }
 
 impl Default for EventLoopBuilder {
@@ -51,7 +51,7 @@ impl Default for EventLoopBuilder {
 
 impl EventLoopBuilder {
     /// The defaults: `io_ratio` 50, unbounded inbox, 1024 events, quiet period 2 s,
-    /// shutdown timeout 15 s, idle spins of 64 rounds.
+    /// shutdown timeout 15 s, idle spins of 20 µs.
     pub fn new() -> Self {
         EventLoopBuilder {
             io_ratio: DEFAULT_IO_RATIO,
@@ -59,7 +59,7 @@ impl EventLoopBuilder {
             events_capacity: DEFAULT_EVENTS_CAPACITY,
             quiet_period: DEFAULT_QUIET_PERIOD,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
-            idle_spin_rounds: DEFAULT_IDLE_SPIN_ROUNDS,
+            idle_spin: DEFAULT_IDLE_SPIN,
         }
     }
 
@@ -98,20 +98,22 @@ impl EventLoopBuilder {
         self
     }
 
-    /// Rounds the loop spins before it blocks, after a pass that took work from its
-    /// inbox, `0..=65536` (default 64; 0 never spins).
+    /// How long the loop spins before it blocks, after a pass that took work from its
+    /// inbox: at most 1 ms (default 20 µs; zero never spins).
     ///
-    /// A round yields the core (`sched_yield`) and looks at the queues; about 20 µs
-    /// for 64 rounds on an idle core. While the loop spins, threads submitting to it
+    /// The spin goes in rounds: each yields the core (`sched_yield`) and looks at the
+    /// queues, and every few rounds the selector is polled without blocking, so I/O is
+    /// not kept waiting. While the loop spins, threads submitting to it
     /// need not wake it, which is what makes a burst of spawns from outside the loop
     /// cheap: without it, a loop faster than its producer blocks and is woken again
     /// for nearly every task. Spins that find nothing make the loop skip the next
     /// chances to spin (1, 2, 4, ... up to 64), so a trickle of cross-thread work costs
-    /// little; work that arrives only as I/O never makes the loop spin. Set 0 where
-    /// every microsecond of idle CPU counts more than the latency of cross-thread
-    /// submissions.
-    pub fn idle_spin_rounds(&mut self, rounds: u32) -> &mut Self {
-        self.idle_spin_rounds = rounds;
+    /// little; work that arrives only as I/O never makes the loop spin. Set zero where
+    /// every microsecond of idle CPU counts more than the cost of waking the loop. A
+    /// timer that falls due during a spin runs when the spin ends, so at most this
+    /// late.
+    pub fn idle_spin(&mut self, length: Duration) -> &mut Self {
+        self.idle_spin = length;
         self
     }
 
@@ -123,8 +125,8 @@ impl EventLoopBuilder {
         if self.events_capacity == 0 {
             return Err(ConfigError::ZeroEventsCapacity);
         }
-        if self.idle_spin_rounds > MAX_IDLE_SPIN_ROUNDS {
-            return Err(ConfigError::IdleSpinRounds(self.idle_spin_rounds));
+        if self.idle_spin > MAX_IDLE_SPIN {
+            return Err(ConfigError::IdleSpin(self.idle_spin));
         }
         check_shutdown(self.quiet_period, self.shutdown_timeout)?;
         Ok(())

@@ -136,9 +136,9 @@ pub enum ConfigError {
     },
     /// The events buffer needs room for at least one event.
     ZeroEventsCapacity,
-    /// Idle spins may take at most [`MAX_IDLE_SPIN_ROUNDS`](crate::MAX_IDLE_SPIN_ROUNDS)
-    /// rounds (the value given is inside).
-    IdleSpinRounds(u32),
+    /// An idle spin may last at most [`MAX_IDLE_SPIN`](crate::MAX_IDLE_SPIN) (the
+    /// length given is inside).
+    IdleSpin(Duration),
 }
 
 impl fmt::Display for ConfigError {
@@ -150,10 +150,10 @@ impl fmt::Display for ConfigError {
                 "shutdown quiet period ({quiet_period:?}) must not exceed the shutdown timeout ({timeout:?})"
             ),
             ConfigError::ZeroEventsCapacity => f.write_str("the events buffer capacity must be at least 1"),
-            ConfigError::IdleSpinRounds(r) => write!(
+            ConfigError::IdleSpin(d) => write!(
                 f,
-                "idle_spin_rounds must be at most {} (got {r}); use 0 to never spin",
-                crate::MAX_IDLE_SPIN_ROUNDS
+                "idle_spin must be at most {:?} (got {d:?}); use Duration::ZERO to never spin",
+                crate::MAX_IDLE_SPIN
             ),
         }
     }

@@ -112,7 +112,7 @@ impl EventLoop {
                 last_execution: 0,
                 graceful_start: None,
                 shutdown_wait_until: None,
-                idle_spin: IdleSpin::new(b.idle_spin_rounds),
+                idle_spin: IdleSpin::new(b.idle_spin),
                 took_from_inbox: false,
             },
         })
@@ -398,9 +398,10 @@ impl Driver {
     /// Before the loop goes idle after a pass that took work from the inbox, looks
     /// for work a little longer, as [`IdleSpin`] allows (see `idle_spin.rs`): each
     /// round yields the core, then looks at the queues, and every
-    /// [`IO_CHECK_ROUNDS`] rounds at the selector without blocking. Returns the
-    /// non-blocking select of the round that found work, or `None` when none came
-    /// (or the policy said not to spin) and the loop should block.
+    /// [`IO_CHECK_ROUNDS`] rounds at the selector without blocking, until the spin's
+    /// time is up. Returns the non-blocking select of the round that found work, or
+    /// `None` when none came (or the policy said not to spin) and the loop should
+    /// block. A timer that falls due meanwhile is late by the spin at most.
     ///
     /// `next_wakeup` stays AWAKE throughout, so producers need not wake the loop. A
     /// `run_once` with a cap on its wait never spins.
@@ -413,20 +414,22 @@ impl Driver {
         if !std::mem::take(&mut self.took_from_inbox) || limit.is_some() {
             return None;
         }
-        let rounds = self.idle_spin.chance()?;
+        let length = self.idle_spin.chance()?;
         self.counters.idle_spins += 1;
-        for round in 1..=rounds {
+        let until = clock::now().saturating_add(length);
+        for round in 1u32.. {
             thread::yield_now();
             let polled = if self.has_tasks(core, extra_ready) {
                 self.selector.select(Some(Duration::ZERO))
-            } else if round % IO_CHECK_ROUNDS == 0 {
-                let polled = self.selector.select(Some(Duration::ZERO));
-                if polled.is_ok() && self.selector.events.is_empty() {
-                    continue;
-                }
+            } else if round % IO_CHECK_ROUNDS == 0
+                && let polled = self.selector.select(Some(Duration::ZERO))
+                && (polled.is_err() || !self.selector.events.is_empty())
+            {
                 polled
-            } else {
+            } else if clock::now() < until {
                 continue;
+            } else {
+                break;
             };
             self.idle_spin.found_work();
             self.counters.idle_spins_found_work += 1;

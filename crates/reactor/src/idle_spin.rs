@@ -8,8 +8,11 @@
 //! onto two loops, about 1,400 times, a third of all the CPU time spent.
 //!
 //! So after a pass that took work from the inbox, the loop stays awake for a few
-//! rounds (each a `sched_yield`, so a producer or another loop sharing the core runs
-//! first) and looks at its queues, and now and then at its selector without blocking.
+//! microseconds, in rounds: each yields the core (`sched_yield`, so a producer or
+//! another loop sharing the core runs first) and looks at the queues, and every few
+//! rounds at the selector without blocking. The spin is bounded by time, not rounds:
+//! on a core shared with a busy thread one yield can last a whole time slice, and the
+//! spin then ends after that round.
 //! While it does, `next_wakeup` still says AWAKE, so producers skip the eventfd write
 //! (the wakeup protocol of `wakeup.rs` is unchanged: the loop publishes its deadline
 //! and re-checks the queues only when it really goes to block).
@@ -24,11 +27,12 @@
 //! Netty's `NioEventLoop` always blocks when it has no task; its epoll transport
 //! offers a busy-wait select strategy that never blocks. This sits between the two.
 
-/// Rounds a spin takes by default (each a `sched_yield` and a look at the queues;
-/// about 20 µs on an idle core).
-pub const DEFAULT_IDLE_SPIN_ROUNDS: u32 = 64;
-/// The most rounds a spin may be configured to take.
-pub const MAX_IDLE_SPIN_ROUNDS: u32 = 1 << 16;
+use std::time::Duration;
+
+/// How long a spin lasts by default.
+pub const DEFAULT_IDLE_SPIN: Duration = Duration::from_micros(20);
+/// The longest spin that may be configured.
+pub const MAX_IDLE_SPIN: Duration = Duration::from_millis(1);
 /// The most chances to spin skipped after spins that found nothing.
 pub(crate) const MAX_SKIP: u32 = 64;
 /// During a spin, every this many rounds the selector is polled without blocking, so
@@ -36,10 +40,11 @@ pub(crate) const MAX_SKIP: u32 = 64;
 pub(crate) const IO_CHECK_ROUNDS: u32 = 8;
 
 /// The loop thread's spin policy: whether to spin at the next chance, and for how
-/// many rounds.
+/// long.
 #[derive(Debug)]
 pub(crate) struct IdleSpin {
-    rounds: u32,
+    /// Nanoseconds a spin lasts; 0 never spins.
+    nanos: u64,
     /// Chances still to skip.
     skip: u32,
     /// Chances skipped after the last spin that found nothing (0 after one that
@@ -48,26 +53,26 @@ pub(crate) struct IdleSpin {
 }
 
 impl IdleSpin {
-    /// A policy spinning `rounds` rounds at a time; 0 never spins.
-    pub(crate) fn new(rounds: u32) -> IdleSpin {
+    /// A policy spinning for `length` at a time; zero never spins.
+    pub(crate) fn new(length: Duration) -> IdleSpin {
         IdleSpin {
-            rounds,
+            nanos: u64::try_from(length.as_nanos()).unwrap_or(u64::MAX),
             skip: 0,
             backoff: 0,
         }
     }
 
     /// Called when the loop, having taken work from its inbox, finds nothing to do:
-    /// the rounds to spin now, or `None` to block at once.
-    pub(crate) fn chance(&mut self) -> Option<u32> {
-        if self.rounds == 0 {
+    /// how many nanoseconds to spin now, or `None` to block at once.
+    pub(crate) fn chance(&mut self) -> Option<u64> {
+        if self.nanos == 0 {
             return None;
         }
         if self.skip > 0 {
             self.skip -= 1;
             return None;
         }
-        Some(self.rounds)
+        Some(self.nanos)
     }
 
     /// The spin found work: spin at every chance again.
@@ -96,7 +101,7 @@ mod tests {
 
     #[test]
     fn spins_at_every_chance_while_spins_find_work() {
-        let mut spin = IdleSpin::new(32);
+        let mut spin = IdleSpin::new(Duration::from_nanos(32));
         for _ in 0..10 {
             assert_eq!(spin.chance(), Some(32));
             spin.found_work();
@@ -105,7 +110,7 @@ mod tests {
 
     #[test]
     fn spins_that_find_nothing_back_off_exponentially_up_to_the_cap() {
-        let mut spin = IdleSpin::new(32);
+        let mut spin = IdleSpin::new(Duration::from_nanos(32));
         assert_eq!(spin.chance(), Some(32));
         let mut gaps = Vec::new();
         for _ in 0..9 {
@@ -117,7 +122,7 @@ mod tests {
 
     #[test]
     fn a_spin_that_finds_work_ends_the_backoff() {
-        let mut spin = IdleSpin::new(32);
+        let mut spin = IdleSpin::new(Duration::from_nanos(32));
         for _ in 0..5 {
             spin.chance();
             spin.found_nothing();
@@ -130,8 +135,8 @@ mod tests {
     }
 
     #[test]
-    fn zero_rounds_never_spins() {
-        let mut spin = IdleSpin::new(0);
+    fn a_zero_length_never_spins() {
+        let mut spin = IdleSpin::new(Duration::ZERO);
         assert!((0..100).all(|_| spin.chance().is_none()));
     }
 }

@@ -96,8 +96,8 @@ mod wakeup;
 
 pub use clock::{Clock, ClockError};
 pub use config::{
-    BuildError, DEFAULT_EVENTS_CAPACITY, DEFAULT_IDLE_SPIN_ROUNDS, DEFAULT_IO_RATIO, DEFAULT_QUIET_PERIOD,
-    DEFAULT_SHUTDOWN_TIMEOUT, EventLoopBuilder, MAX_IDLE_SPIN_ROUNDS,
+    BuildError, DEFAULT_EVENTS_CAPACITY, DEFAULT_IDLE_SPIN, DEFAULT_IO_RATIO, DEFAULT_QUIET_PERIOD,
+    DEFAULT_SHUTDOWN_TIMEOUT, EventLoopBuilder, MAX_IDLE_SPIN,
 };
 pub use error::{
     AwaitTerminationError, ConfigError, DriveError, RejectReason, RejectedExecution, ScheduleError, SpawnLocalError,

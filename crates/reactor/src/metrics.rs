@@ -35,7 +35,7 @@ pub struct LoopMetrics {
     /// (what Netty counts to detect the JDK epoll bug; here only reported).
     pub premature_wakeups: u64,
     /// Times the loop, about to block after taking work from its inbox, spun a little
-    /// longer first (see [`EventLoopBuilder::idle_spin_rounds`](crate::EventLoopBuilder::idle_spin_rounds)).
+    /// longer first (see [`EventLoopBuilder::idle_spin`](crate::EventLoopBuilder::idle_spin)).
     pub idle_spins: u64,
     /// Spins that found work before they ended, each saving a producer's wakeup.
     pub idle_spins_found_work: u64,

@@ -71,17 +71,17 @@ fn config_io_ratio_out_of_range_is_a_typed_error() {
 }
 
 #[test]
-fn config_idle_spin_rounds_above_the_maximum_is_a_typed_error() {
+fn config_idle_spin_above_the_maximum_is_a_typed_error() {
     with_timeout(5, || {
-        let max = netloop_reactor::MAX_IDLE_SPIN_ROUNDS;
-        for rounds in [max + 1, u32::MAX] {
-            match EventLoop::builder().idle_spin_rounds(rounds).build() {
-                Err(BuildError::Config(ConfigError::IdleSpinRounds(got))) => assert_eq!(got, rounds),
-                other => panic!("idle_spin_rounds {rounds}: expected ConfigError::IdleSpinRounds, got {other:?}"),
+        let max = netloop_reactor::MAX_IDLE_SPIN;
+        for length in [max + Duration::from_nanos(1), Duration::MAX] {
+            match EventLoop::builder().idle_spin(length).build() {
+                Err(BuildError::Config(ConfigError::IdleSpin(got))) => assert_eq!(got, length),
+                other => panic!("idle_spin {length:?}: expected ConfigError::IdleSpin, got {other:?}"),
             }
         }
-        for rounds in [0, 1, max] {
-            assert_eq!(EventLoopBuilder::new().idle_spin_rounds(rounds).validate(), Ok(()));
+        for length in [Duration::ZERO, Duration::from_nanos(1), max] {
+            assert_eq!(EventLoopBuilder::new().idle_spin(length).validate(), Ok(()));
         }
     });
 }
@@ -1052,11 +1052,11 @@ fn metrics_remote_submissions_wake_a_blocked_loop_once_and_are_suppressed_while_
     });
 }
 
-/// Starts a loop with `rounds` of idle spin, waits until it blocks, then submits a task
-/// from this thread (which wakes it) and, as soon as that task has run, a second one.
-/// Returns the loop's metrics before and after.
-fn submit_twice_to_a_blocked_loop(rounds: u32) -> (netloop_reactor::LoopMetrics, netloop_reactor::LoopMetrics) {
-    let r = spawn_loop(EventLoop::builder().idle_spin_rounds(rounds).build().unwrap());
+/// Starts a loop with idle spins of `length`, waits until it blocks, then submits a
+/// task from this thread (which wakes it) and, as soon as that task has run, a second
+/// one. Returns the loop's metrics before and after.
+fn submit_twice_to_a_blocked_loop(length: Duration) -> (netloop_reactor::LoopMetrics, netloop_reactor::LoopMetrics) {
+    let r = spawn_loop(EventLoop::builder().idle_spin(length).build().unwrap());
     let h = r.handle.clone();
     wait_until_blocked(r.tid);
     let before = h.metrics();
@@ -1074,16 +1074,20 @@ fn submit_twice_to_a_blocked_loop(rounds: u32) -> (netloop_reactor::LoopMetrics,
 #[test]
 fn a_loop_that_took_work_from_its_inbox_spins_so_the_next_submission_needs_no_wake() {
     with_timeout(20, || {
-        // The longest spin (65,536 rounds, milliseconds) catches the second task unless
-        // this thread is kept off the CPU for all of it; a few attempts make that moot.
-        let attempts: Vec<_> = (0..5)
-            .map(|_| submit_twice_to_a_blocked_loop(netloop_reactor::MAX_IDLE_SPIN_ROUNDS))
-            .collect();
+        // The longest spin (1 ms) catches the second task unless this thread is kept off
+        // the CPU for all of it (other tests run alongside); attempts go on until one
+        // is not. With spinning off, none ever is.
+        type Attempt = (netloop_reactor::LoopMetrics, netloop_reactor::LoopMetrics);
+        let caught = |(before, after): &Attempt| {
+            after.wakeups_sent == before.wakeups_sent + 1
+                && after.idle_spins_found_work == before.idle_spins_found_work + 1
+        };
+        let mut attempts: Vec<Attempt> = Vec::new();
+        while attempts.len() < 20 && !attempts.last().is_some_and(caught) {
+            attempts.push(submit_twice_to_a_blocked_loop(netloop_reactor::MAX_IDLE_SPIN));
+        }
         assert!(
-            attempts
-                .iter()
-                .any(|(before, after)| after.wakeups_sent == before.wakeups_sent + 1
-                    && after.idle_spins_found_work == before.idle_spins_found_work + 1),
+            attempts.last().is_some_and(caught),
             "in no attempt was the second submission caught by a spin without a wake: {:?}",
             attempts
                 .iter()
@@ -1097,9 +1101,9 @@ fn a_loop_that_took_work_from_its_inbox_spins_so_the_next_submission_needs_no_wa
 }
 
 #[test]
-fn zero_idle_spin_rounds_never_spin() {
+fn a_zero_idle_spin_never_spins() {
     with_timeout(10, || {
-        let (before, after) = submit_twice_to_a_blocked_loop(0);
+        let (before, after) = submit_twice_to_a_blocked_loop(Duration::ZERO);
         assert_eq!((after.idle_spins, after.idle_spins_found_work), (0, 0));
         assert!(after.wakeups_sent > before.wakeups_sent);
     });

@@ -184,13 +184,13 @@ impl Builder {
         self
     }
 
-    /// netloop: rounds a loop spins before it blocks, after taking work submitted from
-    /// other threads, `0..=65536` (default 64, about 20 µs; 0 never spins). Spinning
+    /// netloop: how long a loop spins before it blocks, after taking work submitted
+    /// from other threads: at most 1 ms (default 20 µs; zero never spins). Spinning
     /// spares the submitting threads the wake of a blocked loop in a burst of remote
     /// spawns; spins that find nothing back off. See
-    /// [`EventLoopBuilder::idle_spin_rounds`](netloop_reactor::EventLoopBuilder::idle_spin_rounds).
-    pub fn idle_spin_rounds(&mut self, rounds: u32) -> &mut Self {
-        self.event_loop.idle_spin_rounds(rounds);
+    /// [`EventLoopBuilder::idle_spin`](netloop_reactor::EventLoopBuilder::idle_spin).
+    pub fn idle_spin(&mut self, length: Duration) -> &mut Self {
+        self.event_loop.idle_spin(length);
         self
     }
 
