@@ -172,6 +172,29 @@ fn a_detached_output_is_dropped_on_the_loop_thread() {
 }
 
 #[test]
+fn a_detached_output_is_dropped_when_the_task_completes_not_with_its_last_waker() {
+    let mut ev = EventLoop::new().unwrap();
+    let (spy, dropped_on) = spy();
+    let (waker_tx, waker_rx) = mpsc::channel();
+    ev.handle()
+        .spawn(async move {
+            poll_fn(|cx| {
+                waker_tx.send(cx.waker().clone()).unwrap();
+                Poll::Ready(())
+            })
+            .await;
+            spy
+        })
+        .unwrap()
+        .detach();
+    ev.block_on(yields(2)).unwrap();
+    // The waker keeps the block alive; the output must be gone already.
+    let waker = waker_rx.try_recv().expect("the task ran");
+    assert_eq!(*dropped_on.lock().unwrap(), Some(thread::current().id()));
+    drop(waker);
+}
+
+#[test]
 fn an_output_left_in_a_dropped_handle_is_dropped_with_it() {
     let mut ev = EventLoop::new().unwrap();
     let (spy, dropped_on) = spy();
