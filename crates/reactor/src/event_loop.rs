@@ -419,21 +419,22 @@ impl Driver {
         let until = clock::now().saturating_add(length);
         for round in 1u32.. {
             thread::yield_now();
-            let polled = if self.has_tasks(core, extra_ready) {
-                self.selector.select(Some(Duration::ZERO))
-            } else if round % IO_CHECK_ROUNDS == 0
-                && let polled = self.selector.select(Some(Duration::ZERO))
-                && (polled.is_err() || !self.selector.events.is_empty())
-            {
-                polled
-            } else if clock::now() < until {
-                continue;
+            let found = if self.has_tasks(core, extra_ready) {
+                Some(self.selector.select(Some(Duration::ZERO)))
+            } else if round % IO_CHECK_ROUNDS == 0 {
+                let polled = self.selector.select(Some(Duration::ZERO));
+                (polled.is_err() || !self.selector.events.is_empty()).then_some(polled)
             } else {
-                break;
+                None
             };
-            self.idle_spin.found_work();
-            self.counters.idle_spins_found_work += 1;
-            return Some(polled);
+            if let Some(polled) = found {
+                self.idle_spin.found_work();
+                self.counters.idle_spins_found_work += 1;
+                return Some(polled);
+            }
+            if clock::now() >= until {
+                break;
+            }
         }
         self.idle_spin.found_nothing();
         None
