@@ -256,28 +256,39 @@ mod tests {
         assert_eq!(SizeClass::of::<Aligned>(), None);
     }
 
+    /// Takes two blocks of one class, puts `a` then `b` back through `put` and checks
+    /// both are kept; then takes two again and returns `([a, b], [first, second])`,
+    /// the second pair in the order `take` gave them. The blocks are put back at the
+    /// end, for the cache's drop to free (miri reports a leak if it does not).
+    fn put_two_back_and_take_them_again(
+        take: impl Fn(SizeClass) -> NonNull<u8>,
+        put: impl Fn(SizeClass, NonNull<u8>),
+        cached: impl Fn() -> usize,
+    ) -> ([NonNull<u8>; 2], [NonNull<u8>; 2]) {
+        let class = SizeClass::of::<[u64; 20]>().unwrap();
+        let (a, b) = (take(class), take(class));
+        assert_ne!(a, b);
+        put(class, a);
+        put(class, b);
+        assert_eq!(cached(), 2);
+        let again = [take(class), take(class)];
+        assert_eq!(cached(), 0);
+        put(class, a);
+        put(class, b);
+        ([a, b], again)
+    }
+
     #[test]
     fn a_block_put_back_is_taken_again() {
         let cache = BlockCache::default();
-        let class = SizeClass::of::<[u64; 20]>().unwrap();
-        let a = cache.take(class);
-        let b = cache.take(class);
-        assert_ne!(a, b);
-        // SAFETY: both came from `take(class)` and are not used again.
-        unsafe {
-            cache.put(class, a);
-            cache.put(class, b);
-        }
-        assert_eq!(cache.cached(), 2);
+        let ([a, b], again) = put_two_back_and_take_them_again(
+            |class| cache.take(class),
+            // SAFETY: each block came from `take(class)` and is not used again until taken.
+            |class, block| unsafe { cache.put(class, block) },
+            || cache.cached(),
+        );
         // First in, first out.
-        assert_eq!(cache.take(class), a);
-        assert_eq!(cache.take(class), b);
-        assert_eq!(cache.cached(), 0);
-        // SAFETY: as above; dropping the cache frees them.
-        unsafe {
-            cache.put(class, a);
-            cache.put(class, b);
-        }
+        assert_eq!(again, [a, b]);
     }
 
     /// Takes three blocks more of the largest class than a cache keeps and puts them all
@@ -310,25 +321,14 @@ mod tests {
     #[test]
     fn the_local_list_gives_back_the_block_freed_last() {
         let local = LocalBlocks::default();
-        let class = SizeClass::of::<[u64; 20]>().unwrap();
-        let a = local.take(class);
-        let b = local.take(class);
-        assert_ne!(a, b);
-        // SAFETY: both came from `take(class)` and are not used again until taken.
-        unsafe {
-            local.put(class, a);
-            local.put(class, b);
-        }
-        assert_eq!(local.cached(), 2);
+        let ([a, b], again) = put_two_back_and_take_them_again(
+            |class| local.take(class),
+            // SAFETY: each block came from `take(class)` and is not used again until taken.
+            |class, block| unsafe { local.put(class, block) },
+            || local.cached(),
+        );
         // Last in, first out: the block most likely still in cache.
-        assert_eq!(local.take(class), b);
-        assert_eq!(local.take(class), a);
-        assert_eq!(local.cached(), 0);
-        // SAFETY: as above; dropping the list frees them (miri reports a leak if not).
-        unsafe {
-            local.put(class, a);
-            local.put(class, b);
-        }
+        assert_eq!(again, [b, a]);
     }
 
     #[test]

@@ -335,10 +335,22 @@ pub(super) unsafe fn ref_inc(ptr: NonNull<Header>) {
 /// # Safety
 /// The caller gives up a reference it holds; `ptr` must not be used afterwards.
 pub(super) unsafe fn ref_dec(ptr: NonNull<Header>) {
+    // SAFETY: per the contract.
+    unsafe { ref_dec_setting(ptr, 0) };
+}
+
+/// [`ref_dec`] that also sets `bits` in the same read-modify-write (so another thread
+/// sees them published with the release).
+///
+/// # Safety
+/// As [`ref_dec`]; every bit of `bits` is clear before, and no other thread sets any
+/// of them meanwhile (adding them must set them).
+pub(super) unsafe fn ref_dec_setting(ptr: NonNull<Header>, bits: usize) {
     // SAFETY: the reference being released keeps the block alive until here.
     let h = unsafe { header(ptr) };
-    let prev = h.state.fetch_sub(REF_ONE, Release);
+    let prev = h.state.fetch_add(bits.wrapping_sub(REF_ONE), Release);
     debug_assert!(prev >= REF_ONE, "task reference count underflow");
+    debug_assert!(prev & bits == 0, "bits set by ref_dec_setting were already set");
     if ref_count(prev) == 1 {
         // Every other release happened before this one (they are `Release`, this fence
         // acquires them), so nothing touches the block any more.

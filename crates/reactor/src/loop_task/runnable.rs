@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::task::{Context, Waker};
 
 use super::raw::{
-    CANCEL, CLOSED, COMPLETE, DONE, HANDLE, Header, NOTIFIED, REF_ONE, RUNNING, SCHEDULED, header, raw_waker,
-    ref_count, ref_dec, wake_join_waker,
+    CANCEL, CLOSED, COMPLETE, DONE, HANDLE, Header, NOTIFIED, RUNNING, SCHEDULED, header, raw_waker, ref_dec,
+    ref_dec_setting, wake_join_waker,
 };
 use crate::core::Core;
 
@@ -158,19 +158,14 @@ unsafe fn finish(ptr: NonNull<Header>, outcome: usize) {
         // No handle, and none can come back (HANDLE is only ever cleared): nobody
         // else will look at the stage. The common case, a detached task, so one
         // read-modify-write instead of two: drop the output, then publish the outcome
-        // and release the loop's reference together. The outcome bit is clear before
-        // (only this function sets it), so adding it sets it.
+        // and release the loop's reference together.
         if outcome == COMPLETE {
             // SAFETY: the handle is gone, so the stage is this thread's.
             unsafe { (h.vtable.drop_stage)(ptr) };
         }
-        let prev = h.state.fetch_add(outcome.wrapping_sub(REF_ONE), AcqRel);
-        debug_assert!(prev & outcome == 0 && prev >= REF_ONE);
-        if ref_count(prev) == 1 {
-            // SAFETY: that was the last reference; AcqRel ordered every earlier
-            // release before this point.
-            unsafe { (h.vtable.dealloc)(ptr) };
-        }
+        // SAFETY: the loop's reference is released; only this function sets the
+        // outcome bits, once.
+        unsafe { ref_dec_setting(ptr, outcome) };
         return;
     }
     let prev = h.state.fetch_or(outcome, AcqRel);
