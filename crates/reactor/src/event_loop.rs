@@ -21,6 +21,7 @@ use crate::error::DriveError;
 use crate::handle::EventLoopHandle;
 use crate::idle_spin::{IO_CHECK_ROUNDS, IdleSpin};
 use crate::io::ready::Ready;
+use crate::io::scheduled_io::ScheduledIo;
 use crate::loop_task::LoopRunnable;
 use crate::metrics::LoopCounters;
 use crate::run_queue::Next;
@@ -289,6 +290,9 @@ impl Driver {
     fn iteration(&mut self, core: &Core, limit: Option<u64>, extra_ready: &dyn Fn() -> bool) -> bool {
         let shared = &core.shared;
         self.counters.iterations += 1;
+        // No event of an earlier select is left: registrations removed since then
+        // may be freed now (see `registration_set`).
+        shared.io.release_pending();
 
         // 1. Select strategy.
         // Some((when it blocked, its timeout)) when this iteration blocked in select.
@@ -345,7 +349,7 @@ impl Driver {
             && !self.selector.events.is_empty()
             && self.ready_tasks(core) + 2 * self.selector.event_count() >= CLOCK_CHECK_INTERVAL as usize)
             .then(clock::now);
-        let (io_events, wakeups) = self.process_io(core);
+        let (io_events, wakeups) = self.process_io();
 
         // 3. Run tasks under the I/O ratio.
         let ran = if self.io_ratio == 100 {
@@ -472,28 +476,30 @@ impl Driver {
 
     /// Records readiness for each event and wakes the tasks waiting on it.
     /// Returns (I/O events, wakeups received).
-    fn process_io(&mut self, core: &Core) -> (u64, u64) {
+    fn process_io(&mut self) -> (u64, u64) {
         if self.selector.events.is_empty() {
             return (0, 0);
         }
         let (mut io_events, mut wakeups) = (0, 0);
-        {
-            let set = core.shared.io.lock().unwrap_or_else(|e| e.into_inner());
-            for event in self.selector.events.iter() {
-                if event.token() == WAKER_TOKEN {
-                    wakeups += 1;
-                    continue;
-                }
-                io_events += 1;
-                if let Some(io) = set.get(event.token().0) {
-                    io.set_readiness(Ready::from_mio(event), &mut self.wake_buf);
-                }
+        for event in self.selector.events.iter() {
+            if event.token() == WAKER_TOKEN {
+                wakeups += 1;
+                continue;
             }
+            io_events += 1;
+            // SAFETY: every other token is a registration's, returned by this
+            // iteration's select; the registration set frees a registration only at
+            // `release_pending`, which runs before select, so it is still allocated.
+            let io = unsafe { ScheduledIo::from_token(event.token()) };
+            io.set_readiness(Ready::from_mio(event), &mut self.wake_buf);
         }
         self.selector.clear();
         self.counters.io_events += io_events;
         self.counters.wakeups_received += wakeups;
-        self.wake_buf.drain(..).for_each(Waker::wake);
+        if !self.wake_buf.is_empty() {
+            // Wakers other than loop tasks' (see `ScheduledIo::set_readiness`).
+            self.wake_buf.drain(..).for_each(Waker::wake);
+        }
         (io_events, wakeups)
     }
 
@@ -704,12 +710,8 @@ impl Driver {
 
         // Deregister and close every registration: their tasks see an error, not a hang.
         let mut wakers = std::mem::take(&mut self.wake_buf);
-        {
-            let mut set = core.shared.io.lock().unwrap_or_else(|e| e.into_inner());
-            set.closed = true;
-            for io in set.slab.drain() {
-                io.shutdown(&mut wakers);
-            }
+        for io in core.shared.io.close() {
+            io.shutdown(&mut wakers);
         }
         wakers.drain(..).for_each(Waker::wake);
         self.wake_buf = wakers;

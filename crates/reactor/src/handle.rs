@@ -365,7 +365,7 @@ impl EventLoopHandle {
             idle_spins: p.idle_spins.load(Relaxed),
             idle_spins_found_work: p.idle_spins_found_work.load(Relaxed),
             scheduled_tasks: p.scheduled_tasks.load(Relaxed) as usize,
-            registrations: s.io.lock().unwrap_or_else(|e| e.into_inner()).slab.len(),
+            registrations: s.io.len(),
             live_tasks: p.live_tasks.load(Relaxed) as usize,
             busy,
             utilization: if elapsed == 0 {

@@ -2,17 +2,15 @@
 
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
-
-use slab::Slab;
 
 use crate::LoopState;
 use crate::block_cache::BlockCache;
 use crate::context;
 use crate::error::RejectedExecution;
 use crate::inbox::Inbox;
-use crate::io::scheduled_io::ScheduledIo;
+use crate::io::registration_set::RegistrationSet;
 use crate::loop_task::LoopRunnable;
 use crate::metrics::{ProducerCounters, Published};
 use crate::scheduled::ScheduledTask;
@@ -22,45 +20,6 @@ use crate::wakeup::NextWakeup;
 
 /// Token of the loop's own mio `Waker`.
 pub(crate) const WAKER_TOKEN: mio::Token = mio::Token(usize::MAX);
-/// Registration tokens are `slab key | generation << GEN_SHIFT`.
-pub(crate) const GEN_SHIFT: u32 = usize::BITS / 2;
-
-/// Live I/O registrations, by token.
-#[derive(Default)]
-pub(crate) struct IoSet {
-    pub(crate) slab: Slab<Arc<ScheduledIo>>,
-    generation: usize,
-    pub(crate) closed: bool,
-}
-
-impl IoSet {
-    /// Allocates a registration; `None` after the loop shut down.
-    pub(crate) fn insert(&mut self) -> Option<Arc<ScheduledIo>> {
-        if self.closed {
-            return None;
-        }
-        self.generation = self.generation.wrapping_add(1) & (usize::MAX >> GEN_SHIFT);
-        let entry = self.slab.vacant_entry();
-        let key = entry.key();
-        assert!(key < (1 << GEN_SHIFT) - 1, "too many I/O registrations on one loop");
-        let io = Arc::new(ScheduledIo::new(key | (self.generation << GEN_SHIFT)));
-        entry.insert(io.clone());
-        Some(io)
-    }
-
-    pub(crate) fn get(&self, token: usize) -> Option<&Arc<ScheduledIo>> {
-        let key = token & ((1 << GEN_SHIFT) - 1);
-        self.slab.get(key).filter(|io| io.token == token)
-    }
-
-    pub(crate) fn remove(&mut self, token: usize) {
-        let key = token & ((1 << GEN_SHIFT) - 1);
-        if self.slab.get(key).is_some_and(|io| io.token == token) {
-            self.slab.remove(key);
-        }
-    }
-}
-
 /// Whether a remote submission wakes the loop.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Wake {
@@ -87,7 +46,7 @@ pub(crate) struct Shared {
     state: AtomicU8,
     selector_waker: mio::Waker,
     pub(crate) registry: mio::Registry,
-    pub(crate) io: Mutex<IoSet>,
+    pub(crate) io: RegistrationSet,
     pub(crate) shutdown: Mutex<Option<ShutdownParams>>,
     /// What `shutdown_gracefully()` uses when given no parameters.
     pub(crate) default_shutdown: ShutdownParams,
@@ -122,7 +81,7 @@ impl Shared {
             state: AtomicU8::new(LoopState::NotStarted as u8),
             selector_waker,
             registry,
-            io: Mutex::new(IoSet::default()),
+            io: RegistrationSet::default(),
             shutdown: Mutex::new(None),
             default_shutdown,
             termination: Termination::default(),

@@ -26,6 +26,7 @@
 
 mod poll_evented;
 pub(crate) mod ready;
+pub(crate) mod registration_set;
 pub(crate) mod scheduled_io;
 
 pub use mio::Interest;

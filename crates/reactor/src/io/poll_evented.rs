@@ -30,7 +30,7 @@ impl std::fmt::Debug for Registration {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registration")
             .field("loop", &self.shared.id)
-            .field("token", &self.io.token)
+            .field("token", &self.io.token().0)
             .finish()
     }
 }
@@ -38,15 +38,9 @@ impl std::fmt::Debug for Registration {
 impl Registration {
     fn new<S: Source>(handle: &EventLoopHandle, source: &mut S, interest: Interest) -> io::Result<Registration> {
         let shared = handle.shared.clone();
-        let io = shared
-            .io
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert()
-            .ok_or_else(shut_down_error)?;
-        let token = io.token;
-        if let Err(e) = shared.registry.register(source, mio::Token(token), interest) {
-            shared.io.lock().unwrap_or_else(|e| e.into_inner()).remove(token);
+        let io = shared.io.insert().ok_or_else(shut_down_error)?;
+        if let Err(e) = shared.registry.register(source, io.token(), interest) {
+            shared.io.remove(&io);
             return Err(e);
         }
         // Readiness is only delivered by a running loop: a registration counts as the
@@ -64,6 +58,7 @@ impl Registration {
 
     /// Ready when `direction` is ready; spends one unit of the task's cooperative
     /// budget. Fails once the loop has shut down.
+    #[inline]
     pub fn poll_ready(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
         let coop = ready!(coop::poll_proceed(cx));
         let event = ready!(self.io.poll_ready(cx, direction));
@@ -123,11 +118,9 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.shared
-            .io
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(self.io.token);
+        // The owner deregistered the source first (`PollEvented`'s drop and
+        // `into_inner`), so the memory may be released at the loop's next iteration.
+        self.shared.io.remove(&self.io);
     }
 }
 

@@ -14,6 +14,24 @@ use std::task::{Context, Poll, Waker};
 
 use super::ready::{Direction, Ready};
 
+/// Wakes the waiter in `slot`, if any.
+///
+/// A loop task's waker is woken by reference and left in the slot: its wake only
+/// queues the task (it never comes back into this registration, so it may run under
+/// the waiters' lock), and when the task polls again and has to wait it finds its own
+/// waker there and need not clone it. That saves a reference-count increment and
+/// decrement per wake-up. The cost is that a task which stops waiting here may be
+/// woken once more, spuriously, as futures allow, and that the slot keeps a reference
+/// to it until another waker replaces it or the registration is dropped.
+///
+/// Any other waker could run arbitrary code, so it is taken and goes to `wakers`.
+fn wake_waiter(slot: &mut Option<Waker>, wakers: &mut Vec<Waker>) {
+    match slot {
+        Some(waker) if crate::loop_task::is_loop_task_waker(waker) => waker.wake_by_ref(),
+        _ => wakers.extend(slot.take()),
+    }
+}
+
 /// Set when the owning loop has shut down: operations fail instead of waiting forever.
 const SHUTDOWN: usize = 1 << 8;
 const TICK_SHIFT: u32 = 16;
@@ -39,7 +57,8 @@ pub(crate) struct ScheduledIo {
     /// `ready bits | SHUTDOWN | tick << TICK_SHIFT`
     readiness: AtomicUsize,
     waiters: Mutex<Waiters>,
-    pub(crate) token: usize,
+    /// Where the loop's registration set keeps it.
+    pub(crate) key: usize,
 }
 
 fn decode(word: usize) -> (Ready, bool, usize) {
@@ -51,41 +70,62 @@ fn decode(word: usize) -> (Ready, bool, usize) {
 }
 
 impl ScheduledIo {
-    pub(crate) fn new(token: usize) -> Self {
+    pub(crate) fn new(key: usize) -> Self {
         ScheduledIo {
             readiness: AtomicUsize::new(0),
             waiters: Mutex::new(Waiters::default()),
-            token,
+            key,
         }
     }
 
-    /// Loop side: record an event and collect the wakers it concerns.
+    /// The mio token of this registration: its address (see `registration_set`).
+    pub(crate) fn token(&self) -> mio::Token {
+        mio::Token(std::ptr::from_ref(self).expose_provenance())
+    }
+
+    /// The registration an event's token names.
+    ///
+    /// # Safety
+    ///
+    /// `token` must come from [`token`](Self::token) of a `ScheduledIo` that is still
+    /// allocated, which the registration set guarantees for the events of the current
+    /// `select` (see `registration_set`). The returned reference must not outlive the
+    /// processing of that event.
+    pub(crate) unsafe fn from_token<'a>(token: mio::Token) -> &'a ScheduledIo {
+        // SAFETY: by the caller's contract the address is that of a live ScheduledIo,
+        // whose provenance `token` exposed.
+        unsafe { &*std::ptr::with_exposed_provenance::<ScheduledIo>(token.0) }
+    }
+
+    /// Loop side: record an event and wake the waiters it concerns. A loop task's
+    /// waker is woken in place and stays in its slot (see [`wake_waiter`]); any other
+    /// is moved to `wakers`, for the caller to wake once no lock is held.
     pub(crate) fn set_readiness(&self, ready: Ready, wakers: &mut Vec<Waker>) {
         let _ = self.readiness.fetch_update(AcqRel, Acquire, |word| {
             let (old, shut, tick) = decode(word);
             let tick = tick.wrapping_add(1) & (usize::MAX >> TICK_SHIFT);
             Some((tick << TICK_SHIFT) | if shut { SHUTDOWN } else { 0 } | (old | ready).bits() as usize)
         });
-        self.take_wakers(ready, wakers);
-    }
-
-    /// Loop side, at termination: fail every later operation and wake both halves.
-    pub(crate) fn shutdown(&self, wakers: &mut Vec<Waker>) {
-        self.readiness.fetch_or(SHUTDOWN, AcqRel);
-        self.take_wakers(Ready::ALL, wakers);
-    }
-
-    fn take_wakers(&self, ready: Ready, wakers: &mut Vec<Waker>) {
         let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
         if !(ready & Direction::Read.mask()).is_empty() {
-            wakers.extend(w.reader.take());
+            wake_waiter(&mut w.reader, wakers);
         }
         if !(ready & Direction::Write.mask()).is_empty() {
-            wakers.extend(w.writer.take());
+            wake_waiter(&mut w.writer, wakers);
         }
+    }
+
+    /// Loop side, at termination: fail every later operation, and hand both halves'
+    /// wakers to the caller to wake (the slots are left empty: nothing comes later).
+    pub(crate) fn shutdown(&self, wakers: &mut Vec<Waker>) {
+        self.readiness.fetch_or(SHUTDOWN, AcqRel);
+        let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        wakers.extend(w.reader.take());
+        wakers.extend(w.writer.take());
     }
 
     /// The readiness for `direction` right now, without registering interest.
+    #[inline]
     pub(crate) fn ready_now(&self, direction: Direction) -> Option<ReadyEvent> {
         let (ready, is_shutdown, tick) = decode(self.readiness.load(Acquire));
         let ready = ready & direction.mask();
@@ -98,10 +138,20 @@ impl ScheduledIo {
 
     /// Ready if `direction` is ready (or the loop shut down); otherwise remember the
     /// waker and return `Pending`.
+    ///
+    /// The ready case is a load and inlines into the operation that asked; the
+    /// registration is out of line.
+    #[inline]
     pub(crate) fn poll_ready(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<ReadyEvent> {
-        if let Some(ev) = self.ready_now(direction) {
-            return Poll::Ready(ev);
+        match self.ready_now(direction) {
+            Some(ev) => Poll::Ready(ev),
+            None => self.register_and_recheck(cx, direction),
         }
+    }
+
+    /// `poll_ready` found nothing ready: store the waker, then look again.
+    #[inline(never)]
+    fn register_and_recheck(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<ReadyEvent> {
         {
             let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
             let slot = match direction {

@@ -1,0 +1,155 @@
+//! The loop's live I/O registrations, and when their memory may be freed.
+//!
+//! A registration's mio token is the address of its [`ScheduledIo`], so the loop turns
+//! an event into its registration without a lookup or a lock (tokio does the same).
+//! That address must stay valid for as long as an event can name it:
+//!
+//! 1. While registered, the set holds an `Arc` of the `ScheduledIo`.
+//! 2. Dropping a registration first deregisters its source from the `Poll`
+//!    (`epoll_ctl(DEL)`), so no later `select` can return its token. A `select` that
+//!    was already collecting events may still have returned it, and the loop processes
+//!    those events after `select` returns.
+//! 3. So [`remove`](RegistrationSet::remove) does not free: it moves the `Arc` to a
+//!    release list. The loop frees that list only at the start of an iteration, before
+//!    its `select`, when no event of an earlier `select` is left to process
+//!    ([`release_pending`](RegistrationSet::release_pending)).
+//!
+//! Registering and removing take the set's lock, from any thread; they happen once per
+//! connection. Dispatching an event, once per wake-up, takes no lock.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use slab::Slab;
+
+use super::scheduled_io::ScheduledIo;
+
+/// The registrations of one loop; see the module docs.
+#[derive(Default)]
+pub(crate) struct RegistrationSet {
+    inner: Mutex<Inner>,
+    /// Set when `inner.released` is not empty: the loop looks here, not at the lock.
+    release_pending: AtomicBool,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Live registrations, by the key each `ScheduledIo` keeps.
+    live: Slab<Arc<ScheduledIo>>,
+    /// Removed registrations whose memory waits for the loop's next iteration.
+    released: Vec<Arc<ScheduledIo>>,
+    /// After the loop shut down: no new registrations.
+    closed: bool,
+}
+
+impl RegistrationSet {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Allocates a registration; `None` after the loop shut down. Its token is
+    /// [`ScheduledIo::token`].
+    pub(crate) fn insert(&self) -> Option<Arc<ScheduledIo>> {
+        let mut inner = self.lock();
+        if inner.closed {
+            return None;
+        }
+        let entry = inner.live.vacant_entry();
+        let io = Arc::new(ScheduledIo::new(entry.key()));
+        entry.insert(io.clone());
+        Some(io)
+    }
+
+    /// Forgets `io`, whose source the caller has deregistered (or never registered).
+    /// Its memory lives on until the loop's next [`release_pending`](Self::release_pending).
+    pub(crate) fn remove(&self, io: &ScheduledIo) {
+        let mut inner = self.lock();
+        if inner.live.get(io.key).is_some_and(|live| std::ptr::eq(&**live, io)) {
+            let io = inner.live.remove(io.key);
+            inner.released.push(io);
+            self.release_pending.store(true, Release);
+        }
+    }
+
+    /// Loop side, at the start of an iteration (no event of an earlier `select` is
+    /// left): frees the registrations removed since the last call. One load when there
+    /// are none.
+    pub(crate) fn release_pending(&self) {
+        if self.release_pending.load(Acquire) {
+            let released = {
+                let mut inner = self.lock();
+                self.release_pending.store(false, Release);
+                std::mem::take(&mut inner.released)
+            };
+            drop(released);
+        }
+    }
+
+    /// Loop side, at termination (no `select` follows): refuses new registrations and
+    /// hands back every live one, to be shut down. Frees the release list too.
+    pub(crate) fn close(&self) -> Vec<Arc<ScheduledIo>> {
+        let mut inner = self.lock();
+        inner.closed = true;
+        inner.released.clear();
+        self.release_pending.store(false, Release);
+        inner.live.drain().collect()
+    }
+
+    /// How many registrations are live.
+    pub(crate) fn len(&self) -> usize {
+        self.lock().live.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A removed registration stays valid until the loop releases it, and only then.
+    #[test]
+    fn removed_registrations_live_until_the_loop_releases_them() {
+        let set = RegistrationSet::default();
+        let io = set.insert().expect("open");
+        let token = io.token();
+        let watch = Arc::downgrade(&io);
+        set.remove(&io);
+        drop(io);
+        assert_eq!(set.len(), 0);
+        // An event returned before the deregistration may still name the token.
+        assert!(watch.upgrade().is_some(), "freed before the loop released it");
+        assert_eq!(watch.upgrade().map(|io| io.token()), Some(token));
+        set.release_pending();
+        assert!(watch.upgrade().is_none(), "released at the loop's next iteration");
+    }
+
+    /// Removing twice, or removing a registration of another set, changes nothing.
+    #[test]
+    fn remove_only_forgets_its_own_registration_once() {
+        let (a, b) = (RegistrationSet::default(), RegistrationSet::default());
+        let io_a = a.insert().unwrap();
+        let io_b = b.insert().unwrap();
+        assert_eq!(io_a.key, io_b.key, "both took key 0");
+        a.remove(&io_b);
+        assert_eq!(a.len(), 1, "a registration of another set is not removed");
+        a.remove(&io_a);
+        a.remove(&io_a);
+        assert_eq!((a.len(), b.len()), (0, 1));
+        a.release_pending();
+        assert_eq!(Arc::strong_count(&io_a), 1);
+    }
+
+    /// After `close` the set refuses registrations and holds nothing.
+    #[test]
+    fn close_hands_back_live_registrations_and_refuses_new_ones() {
+        let set = RegistrationSet::default();
+        let live = set.insert().unwrap();
+        let removed = set.insert().unwrap();
+        set.remove(&removed);
+        let closed = set.close();
+        assert_eq!(closed.len(), 1);
+        assert!(Arc::ptr_eq(&closed[0], &live));
+        assert_eq!(Arc::strong_count(&removed), 1, "the release list was freed");
+        assert!(set.insert().is_none());
+    }
+}
