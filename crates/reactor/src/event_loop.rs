@@ -64,7 +64,8 @@ struct Driver {
     counters: LoopCounters,
     owner: Option<ThreadId>,
     wake_buf: Vec<Waker>,
-    /// Coarse-clock nanos since which the loop has been busy (not blocked in poll).
+    /// The `sys::busy_ticks` reading since which the loop has been busy (not blocked
+    /// in poll).
     busy_since: u64,
     /// When tasks last ran (for the shutdown quiet period).
     last_execution: u64,
@@ -252,7 +253,8 @@ impl Driver {
         let prev = core.shared.advance_state(LoopState::Started);
         core.local.state.set(prev.max(LoopState::Started));
         let now = clock::now();
-        self.busy_since = sys::coarse_monotonic_nanos();
+        sys::calibrate_busy_ticks();
+        self.busy_since = sys::busy_ticks();
         self.last_execution = now;
         core.shared
             .published
@@ -278,8 +280,8 @@ impl Driver {
 
     /// One iteration of the run loop (spec section 3). True when the loop should exit.
     ///
-    /// Busy time is kept on the coarse clock (see [`LoopMetrics::busy`]), read as the
-    /// loop goes idle and as it wakes. The precise clock is read only where a result
+    /// Busy time is kept in `sys::busy_ticks` (the time-stamp counter on x86_64, see
+    /// [`LoopMetrics::busy`]), read as the loop goes idle and as it wakes. The precise clock is read only where a result
     /// depends on it: before a select whose timeout comes from a timer, a shutdown
     /// period or a `run_once` cap; when timers are waiting in the heap; and around I/O
     /// when the I/O ratio may need the time I/O took (64 tasks or more could be
@@ -305,10 +307,10 @@ impl Driver {
             Some(polled)
         } else {
             went_idle = true;
-            self.counters.busy_nanos += sys::coarse_monotonic_nanos().saturating_sub(self.busy_since);
+            self.counters.busy_ticks += sys::busy_ticks().saturating_sub(self.busy_since);
             // Published here, its only change, not at the end of the iteration: the loop
             // may sleep long before that.
-            shared.published.busy_nanos.store(self.counters.busy_nanos, Relaxed);
+            shared.published.busy_ticks.store(self.counters.busy_ticks, Relaxed);
             let next_timer = core.local.scheduled.borrow().peek_deadline();
             let (before, timeout) = self.select_timeout(core, next_timer, limit);
             let polled = if self.has_tasks(core, extra_ready) {
@@ -329,7 +331,7 @@ impl Driver {
             polled
         };
         if went_idle {
-            self.busy_since = sys::coarse_monotonic_nanos();
+            self.busy_since = sys::busy_ticks();
         }
         match polled {
             None => self.selector.clear(),

@@ -346,7 +346,7 @@ impl EventLoopHandle {
         let s = &self.shared;
         let p = &s.published;
         let started_at = p.started_at.load(Relaxed);
-        let busy = Duration::from_nanos(p.busy_nanos.load(Relaxed));
+        let busy = Duration::from_nanos(crate::sys::busy_ticks_to_nanos(p.busy_ticks.load(Relaxed)));
         let elapsed = if started_at == 0 {
             0
         } else {

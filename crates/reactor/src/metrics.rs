@@ -48,13 +48,14 @@ pub struct LoopMetrics {
     /// Time spent outside `Poll::poll`, i.e. working, counted up to the last time the
     /// loop went idle.
     ///
-    /// On Linux it is measured on the kernel's coarse monotonic clock, which moves once
-    /// per scheduler tick (1 to 4 ms): a stretch of work counts as the ticks that fell
-    /// inside it. One short stretch may count as zero or as a whole tick, but the
+    /// On x86_64 it is measured with the CPU's time-stamp counter, read as the loop
+    /// goes idle and as it wakes (one instruction each), and converted to time at the
+    /// counter's rate measured against the precise clock. Elsewhere it is measured on
+    /// the coarse monotonic clock, which moves once per scheduler tick (1 to 4 ms) on
+    /// Linux: a short stretch of work may count as zero or as a whole tick, but the
     /// errors cancel out over many stretches, so over a second or more the total is
-    /// accurate (the kernel accounts CPU time the same way). The precise clock would
-    /// cost two reads each time the loop sleeps, which at 50,000 wake-ups a second
-    /// was about 2% of the loop's CPU time.
+    /// accurate. The precise clock would cost two reads each time the loop sleeps,
+    /// which at 50,000 wake-ups a second was about 2% of the loop's CPU time.
     pub busy: Duration,
     /// `busy` divided by the time since the loop started (0 before it started).
     pub utilization: f64,
@@ -82,7 +83,7 @@ pub(crate) struct Published {
     pub(crate) scheduled_tasks: AtomicU64,
     pub(crate) live_tasks: AtomicU64,
     /// Published by the loop as it goes idle, the only time it changes.
-    pub(crate) busy_nanos: AtomicU64,
+    pub(crate) busy_ticks: AtomicU64,
     /// Clock nanos when the loop first ran; 0 before.
     pub(crate) started_at: AtomicU64,
 }
@@ -98,7 +99,7 @@ pub(crate) struct LoopCounters {
     pub(crate) premature_wakeups: u64,
     pub(crate) idle_spins: u64,
     pub(crate) idle_spins_found_work: u64,
-    pub(crate) busy_nanos: u64,
+    pub(crate) busy_ticks: u64,
 }
 
 impl Published {

@@ -1026,7 +1026,8 @@ fn metrics_remote_submissions_wake_a_blocked_loop_once_and_are_suppressed_while_
         assert_eq!(m2.wakeups_sent, m1.wakeups_sent, "no wake while the loop is awake");
         assert_eq!(m2.wakeups_suppressed, m1.wakeups_suppressed + 10);
         // Keep the task blocking for 40 ms, ten ticks of the coarse clock busy time is
-        // measured on, so that the busy time it adds is well above the clock's grain.
+        // measured on where there is no time-stamp counter, so that the busy time it
+        // adds is well above the clock's grain.
         while blocking_since.elapsed() < Duration::from_millis(40) {
             std::thread::yield_now();
         }
