@@ -48,6 +48,7 @@ pub(crate) fn with_budget<R>(f: impl FnOnce() -> R) -> R {
 /// The returned guard gives the unit back when dropped unless
 /// [`RestoreOnPending::made_progress`] was called, so an operation that ends up
 /// `Pending` anyway costs nothing.
+#[inline]
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     CURRENT.with(|c| match c.get() {
         None => Poll::Ready(RestoreOnPending(None)),
@@ -74,12 +75,14 @@ pub struct RestoreOnPending(Option<u8>);
 
 impl RestoreOnPending {
     /// The operation did work: keep the unit spent.
+    #[inline]
     pub fn made_progress(mut self) {
         self.0 = None;
     }
 }
 
 impl Drop for RestoreOnPending {
+    #[inline]
     fn drop(&mut self) {
         if let Some(n) = self.0 {
             let _ = CURRENT.try_with(|c| c.set(Some(n)));

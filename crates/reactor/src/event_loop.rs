@@ -347,10 +347,11 @@ impl Driver {
 
         // 2. Process I/O, timed only if the I/O ratio could use the time: its budget
         // is looked at after every 64th task, and an event wakes at most two tasks.
-        let io_start = (self.io_ratio != 100
-            && !self.selector.events.is_empty()
-            && self.ready_tasks(core) + 2 * self.selector.event_count() >= CLOCK_CHECK_INTERVAL as usize)
-            .then(clock::now);
+        let io_start = (self.io_ratio != 100 && !self.selector.events.is_empty() && {
+            let woken = 2 * self.selector.event_count();
+            woken >= CLOCK_CHECK_INTERVAL as usize || self.ready_tasks(core) + woken >= CLOCK_CHECK_INTERVAL as usize
+        })
+        .then(clock::now);
         let (io_events, wakeups) = self.process_io();
 
         // 3. Run tasks under the I/O ratio.
@@ -509,6 +510,9 @@ impl Driver {
     /// messages on the way. Bounded by the length seen at the start, so a fast producer
     /// cannot keep the loop here.
     fn fetch_from_inbox(&mut self, core: &Core) {
+        if core.shared.inbox.is_empty() {
+            return;
+        }
         let n = core.shared.inbox.len();
         self.took_from_inbox |= n > 0;
         for _ in 0..n {
@@ -631,10 +635,16 @@ impl Driver {
     }
 
     /// Runs every tail task queued before this call, once.
+    #[inline]
     fn run_tail_tasks(&mut self, core: &Core) -> u64 {
         if core.local.tail.borrow().is_empty() {
             return 0;
         }
+        self.run_queued_tail_tasks(core)
+    }
+
+    #[inline(never)]
+    fn run_queued_tail_tasks(&mut self, core: &Core) -> u64 {
         let tasks = std::mem::take(&mut *core.local.tail.borrow_mut());
         let mut ran = 0;
         for t in tasks {

@@ -143,10 +143,12 @@ impl<T> Inbox<T> {
         task
     }
 
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.ring.is_empty() && self.overflowed.load(Acquire) == 0
     }
 
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.ring.len() + self.overflowed.load(Acquire)
     }

@@ -70,6 +70,7 @@ impl Registration {
     }
 
     /// Forgets the readiness in `event` unless a newer event has arrived since.
+    #[inline]
     pub fn clear_readiness(&self, event: ReadyEvent) {
         self.io.clear_readiness(event);
     }
@@ -165,6 +166,7 @@ impl<S: Source> PollEvented<S> {
     }
 
     /// The source.
+    #[inline]
     pub fn get_ref(&self) -> &S {
         self.source.as_ref().expect("source present until drop")
     }
@@ -187,16 +189,19 @@ impl<S: Source> PollEvented<S> {
     }
 
     /// See [`Registration::poll_ready`] for reads.
+    #[inline]
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         self.registration.poll_ready(cx, Direction::Read)
     }
 
     /// See [`Registration::poll_ready`] for writes.
+    #[inline]
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         self.registration.poll_ready(cx, Direction::Write)
     }
 
     /// See [`Registration::clear_readiness`].
+    #[inline]
     pub fn clear_readiness(&self, event: ReadyEvent) {
         self.registration.clear_readiness(event);
     }

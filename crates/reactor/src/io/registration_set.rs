@@ -75,15 +75,21 @@ impl RegistrationSet {
     /// Loop side, at the start of an iteration (no event of an earlier `select` is
     /// left): frees the registrations removed since the last call. One load when there
     /// are none.
+    #[inline]
     pub(crate) fn release_pending(&self) {
         if self.release_pending.load(Acquire) {
-            let released = {
-                let mut inner = self.lock();
-                self.release_pending.store(false, Release);
-                std::mem::take(&mut inner.released)
-            };
-            drop(released);
+            self.release();
         }
+    }
+
+    #[inline(never)]
+    fn release(&self) {
+        let released = {
+            let mut inner = self.lock();
+            self.release_pending.store(false, Release);
+            std::mem::take(&mut inner.released)
+        };
+        drop(released);
     }
 
     /// Loop side, at termination (no `select` follows): refuses new registrations and

@@ -173,6 +173,7 @@ impl ScheduledIo {
 
     /// Forget the readiness in `event` (an operation got `WouldBlock`), unless a newer
     /// event arrived since it was observed. Closed bits are final and stay.
+    #[inline]
     pub(crate) fn clear_readiness(&self, event: ReadyEvent) {
         let clear = event.ready - Ready::READ_CLOSED - Ready::WRITE_CLOSED;
         let _ = self.readiness.fetch_update(AcqRel, Acquire, |word| {
