@@ -8,8 +8,8 @@
 //! ignored if the tick has moved (tokio's `ScheduledIo` does the same).
 
 use std::sync::Mutex;
-use std::sync::atomic::AtomicUsize;
-use std::sync::atomic::Ordering::{AcqRel, Acquire};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
+use std::sync::atomic::{AtomicPtr, AtomicUsize};
 use std::task::{Context, Poll, Waker};
 
 use super::ready::{Direction, Ready};
@@ -57,6 +57,12 @@ pub(crate) struct ScheduledIo {
     /// `ready bits | SHUTDOWN | tick << TICK_SHIFT`
     readiness: AtomicUsize,
     waiters: Mutex<Waiters>,
+    /// For each direction (reader, writer), the task whose waker is in that slot if it
+    /// is a loop task's, else null. Written with the slot, under the waiters' lock;
+    /// read without it by `poll_ready`, so that a task whose waker is already in place
+    /// (the usual case: loop tasks' wakers stay after a wake) skips the lock. The slot
+    /// holds a reference to that task, so the address names no other task meanwhile.
+    registered: [AtomicPtr<()>; 2],
     /// Where the loop's registration set keeps it.
     pub(crate) key: usize,
 }
@@ -74,6 +80,10 @@ impl ScheduledIo {
         ScheduledIo {
             readiness: AtomicUsize::new(0),
             waiters: Mutex::new(Waiters::default()),
+            registered: [
+                AtomicPtr::new(std::ptr::null_mut()),
+                AtomicPtr::new(std::ptr::null_mut()),
+            ],
             key,
         }
     }
@@ -113,6 +123,7 @@ impl ScheduledIo {
         if !(ready & Direction::Write.mask()).is_empty() {
             wake_waiter(&mut w.writer, wakers);
         }
+        // No tag changes: a loop task's waker stays in its slot, and a taken one had no tag.
     }
 
     /// Loop side, at termination: fail every later operation, and hand both halves'
@@ -122,6 +133,9 @@ impl ScheduledIo {
         let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
         wakers.extend(w.reader.take());
         wakers.extend(w.writer.take());
+        for tag in &self.registered {
+            tag.store(std::ptr::null_mut(), Release);
+        }
     }
 
     /// The readiness for `direction` right now, without registering interest.
@@ -152,16 +166,28 @@ impl ScheduledIo {
     /// `poll_ready` found nothing ready: store the waker, then look again.
     #[inline(never)]
     fn register_and_recheck(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<ReadyEvent> {
-        {
+        let waker = cx.waker();
+        let tag = &self.registered[direction as usize];
+        let loop_task = crate::loop_task::is_loop_task_waker(waker);
+        // A loop task's waker found in place stays there until another replaces it
+        // (last one wins, as with the lock) or the loop shuts down (which the
+        // readiness check below sees).
+        if !(loop_task && std::ptr::eq(tag.load(Acquire), waker.data())) {
             let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
             let slot = match direction {
                 Direction::Read => &mut w.reader,
                 Direction::Write => &mut w.writer,
             };
             match slot {
-                Some(existing) if existing.will_wake(cx.waker()) => {}
-                _ => *slot = Some(cx.waker().clone()),
+                Some(existing) if existing.will_wake(waker) => {}
+                _ => *slot = Some(waker.clone()),
             }
+            let data = if loop_task {
+                waker.data().cast_mut()
+            } else {
+                std::ptr::null_mut()
+            };
+            tag.store(data, Release);
         }
         // The loop sets readiness before it takes the waiters' lock, so an event that
         // raced the registration above is visible now.
