@@ -352,7 +352,7 @@ impl Driver {
             woken >= CLOCK_CHECK_INTERVAL as usize || self.ready_tasks(core) + woken >= CLOCK_CHECK_INTERVAL as usize
         })
         .then(clock::now);
-        let (io_events, wakeups) = self.process_io();
+        let (io_events, wakeups) = self.process_io(core);
 
         // 3. Run tasks under the I/O ratio.
         let ran = if self.io_ratio == 100 {
@@ -479,7 +479,7 @@ impl Driver {
 
     /// Records readiness for each event and wakes the tasks waiting on it.
     /// Returns (I/O events, wakeups received).
-    fn process_io(&mut self) -> (u64, u64) {
+    fn process_io(&mut self, core: &Core) -> (u64, u64) {
         if self.selector.events.is_empty() {
             return (0, 0);
         }
@@ -494,7 +494,7 @@ impl Driver {
             // iteration's select; the registration set frees a registration only at
             // `release_pending`, which runs before select, so it is still allocated.
             let io = unsafe { ScheduledIo::from_token(event.token()) };
-            io.set_readiness(Ready::from_mio(event), &mut self.wake_buf);
+            io.set_readiness(Ready::from_mio(event), Some(core), &mut self.wake_buf);
         }
         self.selector.clear();
         self.counters.io_events += io_events;

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize};
 use std::task::{Context, Poll, Waker};
 
 use super::ready::{Direction, Ready};
+use crate::core::Core;
 
 /// Wakes the waiter in `slot`, if any.
 ///
@@ -25,9 +26,13 @@ use super::ready::{Direction, Ready};
 /// to it until another waker replaces it or the registration is dropped.
 ///
 /// Any other waker could run arbitrary code, so it is taken and goes to `wakers`.
-fn wake_waiter(slot: &mut Option<Waker>, wakers: &mut Vec<Waker>) {
+fn wake_waiter(slot: &mut Option<Waker>, core: Option<&Core>, wakers: &mut Vec<Waker>) {
     match slot {
-        Some(waker) if crate::loop_task::is_loop_task_waker(waker) => waker.wake_by_ref(),
+        Some(waker) if crate::loop_task::is_loop_task_waker(waker) => {
+            if !core.is_some_and(|core| crate::loop_task::wake_by_ref_on(core, waker)) {
+                waker.wake_by_ref();
+            }
+        }
         _ => wakers.extend(slot.take()),
     }
 }
@@ -108,9 +113,10 @@ impl ScheduledIo {
     }
 
     /// Loop side: record an event and wake the waiters it concerns. A loop task's
-    /// waker is woken in place and stays in its slot (see [`wake_waiter`]); any other
-    /// is moved to `wakers`, for the caller to wake once no lock is held.
-    pub(crate) fn set_readiness(&self, ready: Ready, wakers: &mut Vec<Waker>) {
+    /// waker is woken in place and stays in its slot (see [`wake_waiter`]), directly
+    /// on `core` when its task is on that loop; any other waker is moved to `wakers`,
+    /// for the caller to wake once no lock is held.
+    pub(crate) fn set_readiness(&self, ready: Ready, core: Option<&Core>, wakers: &mut Vec<Waker>) {
         let _ = self.readiness.fetch_update(AcqRel, Acquire, |word| {
             let (old, shut, tick) = decode(word);
             let tick = tick.wrapping_add(1) & (usize::MAX >> TICK_SHIFT);
@@ -118,10 +124,10 @@ impl ScheduledIo {
         });
         let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
         if !(ready & Direction::Read.mask()).is_empty() {
-            wake_waiter(&mut w.reader, wakers);
+            wake_waiter(&mut w.reader, core, wakers);
         }
         if !(ready & Direction::Write.mask()).is_empty() {
-            wake_waiter(&mut w.writer, wakers);
+            wake_waiter(&mut w.writer, core, wakers);
         }
         // No tag changes: a loop task's waker stays in its slot, and a taken one had no tag.
     }
@@ -217,10 +223,10 @@ mod tests {
     fn stale_clear_keeps_a_newer_event() {
         let io = ScheduledIo::new(1);
         let mut wakers = vec![];
-        io.set_readiness(Ready::READABLE, &mut wakers);
+        io.set_readiness(Ready::READABLE, None, &mut wakers);
         let seen = io.ready_now(Direction::Read).unwrap();
         // A new edge arrives between WouldBlock and the clear.
-        io.set_readiness(Ready::READABLE, &mut wakers);
+        io.set_readiness(Ready::READABLE, None, &mut wakers);
         io.clear_readiness(seen);
         assert!(io.ready_now(Direction::Read).is_some(), "the newer event survived");
         let seen = io.ready_now(Direction::Read).unwrap();
@@ -232,7 +238,7 @@ mod tests {
     fn closed_bits_survive_a_clear_and_directions_are_separate() {
         let io = ScheduledIo::new(1);
         let mut wakers = vec![];
-        io.set_readiness(Ready::WRITABLE | Ready::READ_CLOSED, &mut wakers);
+        io.set_readiness(Ready::WRITABLE | Ready::READ_CLOSED, None, &mut wakers);
         let ev = io.ready_now(Direction::Read).unwrap();
         io.clear_readiness(ev);
         assert!(io.ready_now(Direction::Read).unwrap().ready.is_read_closed());
@@ -263,7 +269,7 @@ mod tests {
                 .is_pending()
         );
         let mut wakers = vec![];
-        io.set_readiness(Ready::READABLE, &mut wakers);
+        io.set_readiness(Ready::READABLE, None, &mut wakers);
         wakers.drain(..).for_each(Waker::wake);
         assert_eq!(
             (reads.0.load(Ordering::SeqCst), writes.0.load(Ordering::SeqCst)),

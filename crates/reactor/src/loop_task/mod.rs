@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 pub use join::{AbortHandle, FallibleTask, Task};
 pub(crate) use runnable::LoopRunnable;
+pub(crate) use schedule::wake_by_ref_on;
 
 use crate::block_cache::LocalBlocks;
 use crate::shared::Shared;

@@ -383,7 +383,7 @@ pub(super) fn raw_waker(ptr: NonNull<Header>) -> RawWaker {
     RawWaker::new(ptr.as_ptr().cast_const().cast(), &WAKER_VTABLE)
 }
 
-fn from_waker_data(data: *const ()) -> NonNull<Header> {
+pub(super) fn from_waker_data(data: *const ()) -> NonNull<Header> {
     // SAFETY: every `RawWaker` with this vtable was made by `raw_waker` from a
     // non-null header pointer.
     unsafe { NonNull::new_unchecked(data.cast_mut().cast()) }

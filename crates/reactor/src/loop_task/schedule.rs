@@ -24,6 +24,24 @@ pub(super) unsafe fn wake(ptr: NonNull<Header>, owned: bool) {
     }
 }
 
+/// Wakes by reference the task of `waker`, a loop task's waker, if its loop is the
+/// one `core` belongs to, without `wake`'s thread-local lookup: the caller (the loop,
+/// dispatching I/O events) already holds its core. False, doing nothing, for a task
+/// of another loop.
+pub(crate) fn wake_by_ref_on(core: &Core, waker: &std::task::Waker) -> bool {
+    debug_assert!(super::is_loop_task_waker(waker));
+    let ptr = super::raw::from_waker_data(waker.data());
+    // SAFETY: the waker holds a reference for the whole call.
+    let h = unsafe { header(ptr) };
+    if !std::ptr::eq(Arc::as_ptr(&h.meta.shared), Arc::as_ptr(&core.shared)) {
+        return false;
+    }
+    // SAFETY: the waker's reference is only borrowed, and the caller drives this
+    // task's loop (it holds the loop's core).
+    unsafe { wake_local(core, ptr, false) };
+    true
+}
+
 /// A wake on the task's own loop thread: no atomic operation unless a handed-over
 /// reference has to be released.
 ///
