@@ -491,6 +491,52 @@ impl<F: Future> Future for CountPolls<F> {
     }
 }
 
+/// A task waiting on readiness is woken once per registration, as when wakers are
+/// taken: after one wake it is not woken again by later events until it waits again
+/// (a loop task's waker stays in its slot, but disarmed).
+#[test]
+fn io_readiness_wakes_a_waiting_task_once_per_registration() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let a = r.handle.register(a, Interest::READABLE).unwrap();
+        let polls = Arc::new(AtomicUsize::new(0));
+        // Registers its waker on the first poll only; later polls just return Pending.
+        let mut registered = false;
+        let waits_once = poll_fn(move |cx| {
+            if !registered {
+                registered = true;
+                assert!(a.poll_read_ready(cx).is_pending(), "nothing to read yet");
+            }
+            std::task::Poll::<()>::Pending
+        });
+        r.handle
+            .spawn(CountPolls {
+                inner: Box::pin(waits_once),
+                polls: polls.clone(),
+            })
+            .unwrap()
+            .detach();
+        wait_until(secs(2), "the task's first poll", || polls.load(SeqCst) >= 1);
+        wait_until_blocked(r.tid);
+        // Three readable edges, each dispatched before the next is sent.
+        for i in 1..=3 {
+            let io_events = r.handle.metrics().io_events;
+            b.write_all(&[i]).unwrap();
+            wait_until(secs(2), "the readiness event", || {
+                r.handle.metrics().io_events > io_events
+            });
+            wait_until_blocked(r.tid);
+        }
+        assert_eq!(
+            polls.load(SeqCst),
+            2,
+            "the first poll, then one wake for the one registration"
+        );
+        r.shutdown(secs(1));
+    });
+}
+
 #[test]
 fn io_readiness_wakes_a_task_reading_a_unix_stream() {
     with_timeout(5, || {

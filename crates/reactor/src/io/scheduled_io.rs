@@ -15,20 +15,26 @@ use std::task::{Context, Poll, Waker};
 use super::ready::{Direction, Ready};
 use crate::core::Core;
 
-/// Wakes the waiter in `slot`, if any.
+/// Wakes the waiter in `slot`, if one is waiting. Called with the waiters' lock held;
+/// `armed` is the slot's tag (see [`ScheduledIo`]'s `armed`).
 ///
-/// A loop task's waker is woken by reference and left in the slot: its wake only
+/// A waiter is woken once per registration, as when wakers are taken (tokio's way): a
+/// task that has to wait again registers again. A loop task's waker is not taken,
+/// though: it is woken by reference and left in the slot, disarmed. Its wake only
 /// queues the task (it never comes back into this registration, so it may run under
-/// the waiters' lock), and when the task polls again and has to wait it finds its own
-/// waker there and need not clone it. That saves a reference-count increment and
-/// decrement per wake-up. The cost is that a task which stops waiting here may be
-/// woken once more, spuriously, as futures allow, and that the slot keeps a reference
-/// to it until another waker replaces it or the registration is dropped.
+/// the lock), and when the task waits again it finds its own waker there and re-arms
+/// the slot without cloning it. That saves a reference-count increment and decrement
+/// per wake-up. The slot keeps a reference to the task until another waker replaces
+/// it or the registration is dropped.
 ///
 /// Any other waker could run arbitrary code, so it is taken and goes to `wakers`.
-fn wake_waiter(slot: &mut Option<Waker>, core: Option<&Core>, wakers: &mut Vec<Waker>) {
+fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Core>, wakers: &mut Vec<Waker>) {
     match slot {
         Some(waker) if crate::loop_task::is_loop_task_waker(waker) => {
+            if armed.swap(std::ptr::null_mut(), AcqRel).is_null() {
+                // Woken already since it last registered.
+                return;
+            }
             if !core.is_some_and(|core| crate::loop_task::wake_by_ref_on(core, waker)) {
                 waker.wake_by_ref();
             }
@@ -62,12 +68,13 @@ pub(crate) struct ScheduledIo {
     /// `ready bits | SHUTDOWN | tick << TICK_SHIFT`
     readiness: AtomicUsize,
     waiters: Mutex<Waiters>,
-    /// For each direction (reader, writer), the task whose waker is in that slot if it
-    /// is a loop task's, else null. Written with the slot, under the waiters' lock;
-    /// read without it by `poll_ready`, so that a task whose waker is already in place
-    /// (the usual case: loop tasks' wakers stay after a wake) skips the lock. The slot
-    /// holds a reference to that task, so the address names no other task meanwhile.
-    registered: [AtomicPtr<()>; 2],
+    /// For each direction (reader, writer): the task whose waker is in that slot, if it
+    /// is a loop task's and has not been woken since it registered ("armed"); else
+    /// null. Written under the waiters' lock, with the slot; read without it by
+    /// `poll_ready`, so that a task polled again before any event (its slot still
+    /// armed) skips the lock. The slot holds a reference to that task, so the address
+    /// names no other task meanwhile.
+    armed: [AtomicPtr<()>; 2],
     /// Where the loop's registration set keeps it.
     pub(crate) key: usize,
 }
@@ -85,7 +92,7 @@ impl ScheduledIo {
         ScheduledIo {
             readiness: AtomicUsize::new(0),
             waiters: Mutex::new(Waiters::default()),
-            registered: [
+            armed: [
                 AtomicPtr::new(std::ptr::null_mut()),
                 AtomicPtr::new(std::ptr::null_mut()),
             ],
@@ -113,9 +120,9 @@ impl ScheduledIo {
     }
 
     /// Loop side: record an event and wake the waiters it concerns. A loop task's
-    /// waker is woken in place and stays in its slot (see [`wake_waiter`]), directly
-    /// on `core` when its task is on that loop; any other waker is moved to `wakers`,
-    /// for the caller to wake once no lock is held.
+    /// waker is woken in place and stays in its slot, disarmed (see [`wake_waiter`]),
+    /// directly on `core` when its task is on that loop; any other waker is moved to
+    /// `wakers`, for the caller to wake once no lock is held.
     pub(crate) fn set_readiness(&self, ready: Ready, core: Option<&Core>, wakers: &mut Vec<Waker>) {
         let _ = self.readiness.fetch_update(AcqRel, Acquire, |word| {
             let (old, shut, tick) = decode(word);
@@ -124,12 +131,11 @@ impl ScheduledIo {
         });
         let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
         if !(ready & Direction::Read.mask()).is_empty() {
-            wake_waiter(&mut w.reader, core, wakers);
+            wake_waiter(&mut w.reader, &self.armed[0], core, wakers);
         }
         if !(ready & Direction::Write.mask()).is_empty() {
-            wake_waiter(&mut w.writer, core, wakers);
+            wake_waiter(&mut w.writer, &self.armed[1], core, wakers);
         }
-        // No tag changes: a loop task's waker stays in its slot, and a taken one had no tag.
     }
 
     /// Loop side, at termination: fail every later operation, and hand both halves'
@@ -139,8 +145,8 @@ impl ScheduledIo {
         let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
         wakers.extend(w.reader.take());
         wakers.extend(w.writer.take());
-        for tag in &self.registered {
-            tag.store(std::ptr::null_mut(), Release);
+        for armed in &self.armed {
+            armed.store(std::ptr::null_mut(), Release);
         }
     }
 
@@ -173,12 +179,12 @@ impl ScheduledIo {
     #[inline(never)]
     fn register_and_recheck(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<ReadyEvent> {
         let waker = cx.waker();
-        let tag = &self.registered[direction as usize];
+        let armed = &self.armed[direction as usize];
         let loop_task = crate::loop_task::is_loop_task_waker(waker);
-        // A loop task's waker found in place stays there until another replaces it
-        // (last one wins, as with the lock) or the loop shuts down (which the
-        // readiness check below sees).
-        if !(loop_task && std::ptr::eq(tag.load(Acquire), waker.data())) {
+        // This task's waker found armed stays so until an event wakes it, another
+        // waker replaces it (last one wins, as with the lock) or the loop shuts down
+        // (which the readiness check below sees).
+        if !(loop_task && std::ptr::eq(armed.load(Acquire), waker.data())) {
             let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
             let slot = match direction {
                 Direction::Read => &mut w.reader,
@@ -188,12 +194,13 @@ impl ScheduledIo {
                 Some(existing) if existing.will_wake(waker) => {}
                 _ => *slot = Some(waker.clone()),
             }
+            // A loop task's waker is armed by its tag; any other by being in the slot.
             let data = if loop_task {
                 waker.data().cast_mut()
             } else {
                 std::ptr::null_mut()
             };
-            tag.store(data, Release);
+            armed.store(data, Release);
         }
         // The loop sets readiness before it takes the waiters' lock, so an event that
         // raced the registration above is visible now.
