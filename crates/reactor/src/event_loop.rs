@@ -281,11 +281,11 @@ impl Driver {
     /// One iteration of the run loop (spec section 3). True when the loop should exit.
     ///
     /// Busy time is kept in `sys::busy_ticks` (the time-stamp counter on x86_64, see
-    /// [`LoopMetrics::busy`]), read as the loop goes idle and as it wakes. The precise clock is read only where a result
-    /// depends on it: before a select whose timeout comes from a timer, a shutdown
-    /// period or a `run_once` cap; when timers are waiting in the heap; and around I/O
-    /// when the I/O ratio may need the time I/O took (64 tasks or more could be
-    /// ready). An iteration woken by I/O with no timers and few tasks reads no precise
+    /// [`LoopMetrics::busy`]), read as the loop goes idle and as it wakes. The precise
+    /// clock is read only where a result depends on it: before a select whose timeout
+    /// comes from a timer, a shutdown period or a `run_once` cap; when timers are
+    /// waiting in the heap; and around I/O when the I/O ratio may need the time I/O
+    /// took (64 tasks or more could be ready). An iteration woken by I/O with no timers and few tasks reads no precise
     /// clock at all.
     ///
     /// [`LoopMetrics::busy`]: crate::LoopMetrics::busy
