@@ -7,13 +7,13 @@
 //! for good. Each event bumps a tick; a clear names the tick it observed and is
 //! ignored if the tick has moved (tokio's `ScheduledIo` does the same).
 
-use std::sync::Mutex;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
-use std::sync::atomic::{AtomicPtr, AtomicUsize};
 use std::task::{Context, Poll, Waker};
 
 use super::ready::{Direction, Ready};
 use crate::core::Core;
+// loom's under `--cfg loom`: the waiter protocol is modelled in `loop_task/loom_models.rs`.
+use crate::sync::{AtomicPtr, AtomicUsize, Mutex};
 
 /// Wakes the waiter in `slot`, if one is waiting. Called with the waiters' lock held;
 /// `armed` is the slot's tag (see [`ScheduledIo`]'s `armed`).

@@ -14,6 +14,9 @@
 //! in `finish`, the reference release in `release`, or the release of a wake that
 //! finds its task finished (`wake_remote`), makes these models fail.
 //!
+//! The last model puts a task's waker in an I/O registration (`ScheduledIo`, whose
+//! atomics and waiters' lock are loom's too) and races its wait against the event.
+//!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p netloop-reactor --lib --release loom_models`.
 
 use std::future::Future;
@@ -217,4 +220,57 @@ fn a_wake_from_another_thread_racing_completion_leaks_nothing() {
 struct Handoff {
     waker: std::sync::Mutex<Option<Waker>>,
     ready: Notify,
+}
+
+/// A loop task waiting on a socket's readiness (`ScheduledIo`), and the loop recording
+/// an event for it on another thread. The task registers its waker (or, polled again
+/// before any event, finds its slot still armed and skips the waiters' lock) while
+/// the event is recorded: either the task sees the readiness, or the event wakes it
+/// (a remote runnable in the inbox). Without the readiness check after registering,
+/// or with an armed slot not woken, the wake is lost and the model fails.
+#[test]
+fn a_task_waiting_on_readiness_racing_an_event_is_woken_or_sees_it() {
+    use crate::io::scheduled_io::ScheduledIo;
+    use crate::io::{Direction, Ready};
+
+    for registered_before in [false, true] {
+        loom::model(move || {
+            let shared = shared();
+            // SAFETY: the future is `Send`; it is never polled, only its waker is used.
+            let (runnable, task) = unsafe { new_unchecked(&shared, std::future::pending::<()>(), None) };
+            task.detach();
+            let io = Arc::new(ScheduledIo::new(0));
+            let ptr = SendPtr(runnable.ptr());
+            let poll_ready = move |io: &ScheduledIo| {
+                let ptr = &ptr;
+                // SAFETY: the waker borrows the reference the runnable holds until the
+                // end of the model (never dropped); the slot clones its own.
+                let waker = std::mem::ManuallyDrop::new(unsafe { Waker::from_raw(raw_waker(ptr.0)) });
+                io.poll_ready(&mut Context::from_waker(&waker), Direction::Read)
+            };
+            if registered_before {
+                // The slot is armed with this task's waker before the race.
+                assert!(poll_ready(&io).is_pending());
+            }
+            let lp = {
+                let io = io.clone();
+                thread::spawn(move || {
+                    let mut others = Vec::new();
+                    io.set_readiness(Ready::READABLE, None, &mut others);
+                    assert!(others.is_empty(), "a loop task's waker stays in its slot");
+                })
+            };
+            let polled = poll_ready(&io);
+            lp.join().unwrap();
+            assert!(
+                polled.is_ready() || !shared.inbox.is_empty(),
+                "the task neither saw the event nor was woken by it"
+            );
+            drain(&shared);
+            drop(io); // the slot's waker releases its reference
+            drop(runnable); // cancels the never-run task and releases the loop's reference
+            drain(&shared);
+            assert_eq!(Arc::strong_count(&shared), 1, "the task block was freed");
+        });
+    }
 }
