@@ -347,11 +347,10 @@ impl Driver {
 
         // 2. Process I/O, timed only if the I/O ratio could use the time: its budget
         // is looked at after every 64th task, and an event wakes at most two tasks.
-        let io_start = (self.io_ratio != 100 && !self.selector.events.is_empty() && {
-            let woken = 2 * self.selector.event_count();
-            woken >= CLOCK_CHECK_INTERVAL as usize || self.ready_tasks(core) + woken >= CLOCK_CHECK_INTERVAL as usize
-        })
-        .then(clock::now);
+        let io_start = (self.io_ratio != 100
+            && !self.selector.events.is_empty()
+            && self.ready_tasks(core) + 2 * self.selector.event_count() >= CLOCK_CHECK_INTERVAL as usize)
+            .then(clock::now);
         let (io_events, wakeups) = self.process_io(core);
 
         // 3. Run tasks under the I/O ratio.

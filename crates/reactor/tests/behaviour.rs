@@ -491,6 +491,24 @@ impl<F: Future> Future for CountPolls<F> {
     }
 }
 
+/// Spawns `future` (detached) on the loop, counting its polls, and waits for its
+/// first poll. Returns the count.
+fn spawn_counting_polls<F>(r: &Running, future: F) -> Arc<AtomicUsize>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let polls = Arc::new(AtomicUsize::new(0));
+    r.handle
+        .spawn(CountPolls {
+            inner: Box::pin(future),
+            polls: polls.clone(),
+        })
+        .unwrap()
+        .detach();
+    wait_until(secs(2), "the task's first poll", || polls.load(SeqCst) >= 1);
+    polls
+}
+
 /// A task waiting on readiness is woken once per registration, as when wakers are
 /// taken: after one wake it is not woken again by later events until it waits again
 /// (a loop task's waker stays in its slot, but disarmed).
@@ -500,7 +518,6 @@ fn io_readiness_wakes_a_waiting_task_once_per_registration() {
         let r = start_loop();
         let (a, mut b) = UnixStream::pair().unwrap();
         let a = r.handle.register(a, Interest::READABLE).unwrap();
-        let polls = Arc::new(AtomicUsize::new(0));
         // Registers its waker on the first poll only; later polls just return Pending.
         let mut registered = false;
         let waits_once = poll_fn(move |cx| {
@@ -510,14 +527,7 @@ fn io_readiness_wakes_a_waiting_task_once_per_registration() {
             }
             std::task::Poll::<()>::Pending
         });
-        r.handle
-            .spawn(CountPolls {
-                inner: Box::pin(waits_once),
-                polls: polls.clone(),
-            })
-            .unwrap()
-            .detach();
-        wait_until(secs(2), "the task's first poll", || polls.load(SeqCst) >= 1);
+        let polls = spawn_counting_polls(&r, waits_once);
         wait_until_blocked(r.tid);
         // Three readable edges, each dispatched before the next is sent.
         for i in 1..=3 {
@@ -545,21 +555,13 @@ fn io_readiness_wakes_a_task_reading_a_unix_stream() {
         let a = r.handle.register(a, Interest::READABLE).unwrap();
         assert_eq!(r.handle.metrics().registrations, 1);
         let (tx, rx) = mpsc::channel();
-        let polls = Arc::new(AtomicUsize::new(0));
         let reader = async move {
             let mut buf = [0u8; 16];
             let n = poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf))).await;
             tx.send(n.map(|n| buf[..n].to_vec())).unwrap();
         };
-        r.handle
-            .spawn(CountPolls {
-                inner: Box::pin(reader),
-                polls: polls.clone(),
-            })
-            .unwrap()
-            .detach();
+        let polls = spawn_counting_polls(&r, reader);
         // The reader has nothing to read: it parks and the loop blocks.
-        wait_until(secs(2), "the reader's first poll", || polls.load(SeqCst) >= 1);
         wait_until_blocked(r.tid);
         assert!(
             matches!(rx.try_recv(), Err(mpsc::TryRecvError::Empty)),
@@ -622,20 +624,12 @@ fn a_task_blocked_on_io_gets_an_error_when_the_loop_terminates() {
         let (a, b) = UnixStream::pair().unwrap();
         let a = r.handle.register(a, Interest::READABLE).unwrap();
         let (tx, rx) = mpsc::channel();
-        let polls = Arc::new(AtomicUsize::new(0));
         let reader = async move {
             let mut buf = [0u8; 16];
             let res = poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf))).await;
             tx.send(res).unwrap();
         };
-        r.handle
-            .spawn(CountPolls {
-                inner: Box::pin(reader),
-                polls: polls.clone(),
-            })
-            .unwrap()
-            .detach();
-        wait_until(secs(2), "the reader's first poll", || polls.load(SeqCst) >= 1);
+        spawn_counting_polls(&r, reader);
         let h = r.handle.clone();
         r.shutdown(secs(2));
         match rx.recv_timeout(secs(1)) {
