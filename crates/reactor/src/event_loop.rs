@@ -135,7 +135,7 @@ impl EventLoop {
     /// Runs the loop on this thread until it terminates (after a shutdown request).
     pub fn run(&mut self) -> Result<(), DriveError> {
         self.drive(|driver, core| {
-            while !driver.iteration(core, None, &|| false) {}
+            while !driver.iteration(core, None, None) {}
             driver.finish(core);
         })
     }
@@ -149,7 +149,7 @@ impl EventLoop {
                 return;
             }
             let limit = max_wait.map(|w| clock::after(clock::now(), w));
-            if driver.iteration(core, limit, &|| false) {
+            if driver.iteration(core, limit, None) {
                 driver.finish(core);
             }
         })?;
@@ -178,7 +178,7 @@ impl EventLoop {
                 if core.local.state.get() == LoopState::Terminated {
                     return Err(DriveError::Terminated);
                 }
-                if driver.iteration(core, None, &|| main.woken.load(Acquire)) {
+                if driver.iteration(core, None, Some(&main.woken)) {
                     driver.finish(core);
                 }
             }
@@ -265,17 +265,20 @@ impl Driver {
     /// Netty's `hasTasks()`: is there anything to do without waiting? Queued tasks,
     /// tail tasks, `block_on`'s woken future, or a shutdown request not yet confirmed
     /// (requests wake the loop only if it is blocked, so it must look before blocking).
-    fn has_tasks(&self, core: &Core, extra: &dyn Fn() -> bool) -> bool {
-        !core.local.run_queue.borrow().is_empty()
+    ///
+    /// `extra_ready` is `block_on`'s flag for its own future (a flag rather than a
+    /// closure: this runs twice per iteration and a flag inlines).
+    fn has_tasks(&self, core: &Core, extra_ready: Option<&AtomicBool>) -> bool {
+        core.local.run_queue_len() != 0
             || !core.shared.inbox.is_empty()
-            || !core.local.tail.borrow().is_empty()
-            || extra()
+            || core.local.tail_len() != 0
+            || extra_ready.is_some_and(|woken| woken.load(Acquire))
             || (self.graceful_start.is_none() && core.shared.state() >= LoopState::ShuttingDown)
     }
 
     /// Tasks ready to run: the local run queue plus the inbox.
     fn ready_tasks(&self, core: &Core) -> usize {
-        core.local.run_queue.borrow().len() + core.shared.inbox.len()
+        core.local.run_queue_len() + core.shared.inbox.len()
     }
 
     /// One iteration of the run loop (spec section 3). True when the loop should exit.
@@ -289,7 +292,7 @@ impl Driver {
     /// clock at all.
     ///
     /// [`LoopMetrics::busy`]: crate::LoopMetrics::busy
-    fn iteration(&mut self, core: &Core, limit: Option<u64>, extra_ready: &dyn Fn() -> bool) -> bool {
+    fn iteration(&mut self, core: &Core, limit: Option<u64>, extra_ready: Option<&AtomicBool>) -> bool {
         let shared = &core.shared;
         self.counters.iterations += 1;
         // No event of an earlier select is left: registrations removed since then
@@ -311,7 +314,7 @@ impl Driver {
             // Published here, its only change, not at the end of the iteration: the loop
             // may sleep long before that.
             shared.published.busy_ticks.store(self.counters.busy_ticks, Relaxed);
-            let next_timer = core.local.scheduled.borrow().peek_deadline();
+            let next_timer = core.local.next_deadline();
             let (before, timeout) = self.select_timeout(core, next_timer, limit);
             let polled = if self.has_tasks(core, extra_ready) {
                 None
@@ -415,7 +418,7 @@ impl Driver {
         &mut self,
         core: &Core,
         limit: Option<u64>,
-        extra_ready: &dyn Fn() -> bool,
+        extra_ready: Option<&AtomicBool>,
     ) -> Option<std::io::Result<()>> {
         if !std::mem::take(&mut self.took_from_inbox) || limit.is_some() {
             return None;
@@ -549,7 +552,7 @@ impl Driver {
     /// must for a budget above zero); otherwise the clock is read only if timers wait.
     fn run_all_tasks(&mut self, core: &Core, start: Option<u64>, budget: Option<u64>) -> u64 {
         self.fetch_from_inbox(core);
-        if core.local.scheduled.borrow().peek_deadline().is_some() {
+        if core.local.next_deadline().is_some() {
             let timer_now = core.shared.clock.now_from(start.unwrap_or_else(clock::now));
             self.fetch_from_scheduled(core, timer_now);
         }
@@ -558,7 +561,7 @@ impl Driver {
             (b, Some(start)) => start.saturating_add(b),
         });
         let mut limit = match budget {
-            None => core.local.run_queue.borrow().len(),
+            None => core.local.run_queue_len(),
             Some(_) => usize::MAX,
         };
         let mut ran = 0u64;
@@ -636,7 +639,7 @@ impl Driver {
     /// Runs every tail task queued before this call, once.
     #[inline]
     fn run_tail_tasks(&mut self, core: &Core) -> u64 {
-        if core.local.tail.borrow().is_empty() {
+        if core.local.tail_len() == 0 {
             return 0;
         }
         self.run_queued_tail_tasks(core)
@@ -810,11 +813,12 @@ impl Driver {
         core.shared.termination.complete();
     }
 
+    #[inline(always)]
     fn publish_metrics(&self, core: &Core) {
         core.shared.published.publish(
             &self.counters,
-            core.local.run_queue.borrow().len() + core.local.tail.borrow().len(),
-            core.local.scheduled.borrow().len(),
+            core.local.run_queue_len() + core.local.tail_len(),
+            core.local.scheduled_len(),
             core.local.live_tasks(),
         );
     }

@@ -103,6 +103,7 @@ pub(crate) struct LoopCounters {
 }
 
 impl Published {
+    #[inline]
     pub(crate) fn publish(&self, c: &LoopCounters, local_pending: usize, scheduled: usize, live: usize) {
         self.tasks_run.store(c.tasks_run, Relaxed);
         self.io_events.store(c.io_events, Relaxed);

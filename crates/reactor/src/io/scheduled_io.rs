@@ -30,6 +30,9 @@ use crate::sync::{AtomicPtr, AtomicUsize, Mutex};
 /// Any other waker could run arbitrary code, so it is taken and goes to `wakers`.
 fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Core>, wakers: &mut Vec<Waker>) {
     match slot {
+        // The common case for the writer's slot: epoll reports a writable socket with
+        // every readable edge.
+        None => {}
         Some(waker) if crate::loop_task::is_loop_task_waker(waker) => {
             if armed.swap(std::ptr::null_mut(), AcqRel).is_null() {
                 // Woken already since it last registered.
@@ -39,7 +42,7 @@ fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Co
                 waker.wake_by_ref();
             }
         }
-        _ => wakers.extend(slot.take()),
+        Some(_) => wakers.extend(slot.take()),
     }
 }
 

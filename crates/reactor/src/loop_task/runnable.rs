@@ -64,6 +64,10 @@ impl LoopRunnable {
 
     /// Polls the task once, on the thread driving `core` (its loop). A task that woke
     /// itself while running goes back to the run queue.
+    ///
+    /// Inlined into its one caller, the loop's panic guard, which then holds the
+    /// whole turn in one frame.
+    #[inline]
     pub(crate) fn run(self, core: &Core) {
         let this = ManuallyDrop::new(self);
         let ptr = this.ptr();
