@@ -242,6 +242,18 @@ impl Wake for MainWaker {
     }
 }
 
+/// Looked at after every [`CLOCK_CHECK_INTERVAL`] tasks of a pass: has the pass used
+/// its time? `budget` is as [`Driver::run_all_tasks`] takes it: `None` never ends the
+/// pass early, `Some(0)` (or no start reading) ends it at the first look.
+#[cold]
+fn task_time_is_up(start: Option<u64>, budget: Option<u64>) -> bool {
+    match (budget, start) {
+        (None, _) => false,
+        (Some(0), _) | (Some(_), None) => true,
+        (Some(budget), Some(start)) => clock::now() >= start.saturating_add(budget),
+    }
+}
+
 /// A loop task's turn, under a fresh cooperative budget; a panic that escapes the
 /// task (it catches its future's own) is logged and the loop goes on.
 fn run_runnable(core: &Core, runnable: LoopRunnable) {
@@ -556,10 +568,6 @@ impl Driver {
             let timer_now = core.shared.clock.now_from(start.unwrap_or_else(clock::now));
             self.fetch_from_scheduled(core, timer_now);
         }
-        let deadline = budget.map(|b| match (b, start) {
-            (0, _) | (_, None) => 0,
-            (b, Some(start)) => start.saturating_add(b),
-        });
         let mut limit = match budget {
             None => core.local.run_queue_len(),
             Some(_) => usize::MAX,
@@ -570,20 +578,27 @@ impl Driver {
             let next = core.local.run_queue.borrow_mut().pop();
             match next {
                 Some(Next::Runnable(runnable)) => run_runnable(core, runnable),
-                Some(Next::Other(task)) => self.run_task(core, task),
-                Some(Next::Due(task)) => self.run_scheduled(core, task),
+                Some(other) => self.run_other(core, other),
                 None => break,
             }
             ran += 1;
-            if ran % CLOCK_CHECK_INTERVAL == 0
-                && let Some(deadline) = deadline
-                && (deadline == 0 || clock::now() >= deadline)
-            {
+            if ran % CLOCK_CHECK_INTERVAL == 0 && task_time_is_up(start, budget) {
                 break;
             }
         }
         self.counters.tasks_run += ran;
         ran
+    }
+
+    /// A closure or a due scheduled task: rare next to loop tasks' turns, so out of
+    /// the task loop.
+    #[inline(never)]
+    fn run_other(&mut self, core: &Core, next: Next) {
+        match next {
+            Next::Runnable(runnable) => run_runnable(core, runnable),
+            Next::Other(task) => self.run_task(core, task),
+            Next::Due(task) => self.run_scheduled(core, task),
+        }
     }
 
     fn run_task(&mut self, core: &Core, task: Task) {
