@@ -62,10 +62,16 @@ pub(crate) struct Inbox<T> {
     overflowed: AtomicUsize,
     /// Pushes begun, less those that failed (see the module docs).
     pushed: AtomicUsize,
-    /// Tasks popped. Written by the consumer only, so a load and a store, no RMW.
-    popped: AtomicUsize,
+    /// Tasks popped. Written by the consumer only, so a load and a store, no RMW; on a
+    /// cache line of its own, so that a pop does not take the line producers bump
+    /// `pushed` on.
+    popped: ConsumerLine,
     limit: usize,
 }
+
+#[derive(Debug)]
+#[repr(align(128))]
+struct ConsumerLine(AtomicUsize);
 
 #[derive(Debug)]
 struct Overflow<T> {
@@ -90,7 +96,7 @@ impl<T> Inbox<T> {
             }),
             overflowed: AtomicUsize::new(0),
             pushed: AtomicUsize::new(0),
-            popped: AtomicUsize::new(0),
+            popped: ConsumerLine(AtomicUsize::new(0)),
             limit: limit.map_or(usize::MAX, |l| l.max(MIN_MAX_PENDING)),
         }
     }
@@ -147,7 +153,7 @@ impl<T> Inbox<T> {
     pub(crate) fn pop(&self) -> Option<T> {
         let task = self.pop_uncounted()?;
         // Only the consumer writes `popped`.
-        self.popped.store(self.popped.load(Relaxed).wrapping_add(1), Release);
+        self.popped.0.store(self.popped.0.load(Relaxed).wrapping_add(1), Release);
         Some(task)
     }
 
@@ -176,7 +182,7 @@ impl<T> Inbox<T> {
     /// docs): the consumer may find nothing to pop a moment after this said otherwise.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.pushed.load(Acquire) == self.popped.load(Relaxed)
+        self.pushed.load(Acquire) == self.popped.0.load(Relaxed)
     }
 
     /// Tasks queued, pushes in flight included.
@@ -184,7 +190,7 @@ impl<T> Inbox<T> {
     pub(crate) fn len(&self) -> usize {
         // `popped` first: every task it counts was counted in `pushed` before, so
         // `pushed` read after it is at least as large, from any thread.
-        let popped = self.popped.load(Acquire);
+        let popped = self.popped.0.load(Acquire);
         self.pushed.load(Acquire).saturating_sub(popped)
     }
 
