@@ -153,7 +153,9 @@ impl<T> Inbox<T> {
     pub(crate) fn pop(&self) -> Option<T> {
         let task = self.pop_uncounted()?;
         // Only the consumer writes `popped`.
-        self.popped.0.store(self.popped.0.load(Relaxed).wrapping_add(1), Release);
+        self.popped
+            .0
+            .store(self.popped.0.load(Relaxed).wrapping_add(1), Release);
         Some(task)
     }
 

@@ -20,12 +20,12 @@ use crate::sync::{AtomicPtr, AtomicUsize, Mutex};
 ///
 /// A waiter is woken once per registration, as when wakers are taken (tokio's way): a
 /// task that has to wait again registers again. A loop task's waker is not taken,
-/// though: it is woken by reference and left in the slot, disarmed. Its wake only
-/// queues the task (it never comes back into this registration, so it may run under
-/// the lock), and when the task waits again it finds its own waker there and re-arms
-/// the slot without cloning it. That saves a reference-count increment and decrement
-/// per wake-up. The slot keeps a reference to the task until another waker replaces
-/// it or the registration is dropped.
+/// though: it is woken by reference and left in the slot, its tag turned from armed
+/// to [`disarmed`]. Its wake only queues the task (it never comes back into this
+/// registration, so it may run under the lock), and when the task waits again it
+/// finds its own tag there and re-arms it with one compare-and-swap, without the lock
+/// and without cloning the waker. The slot keeps a reference to the task until
+/// another waker replaces it or the registration is dropped.
 ///
 /// Any other waker could run arbitrary code, so it is taken and goes to `wakers`.
 fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Core>, wakers: &mut Vec<Waker>) {
@@ -34,7 +34,8 @@ fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Co
         // every readable edge.
         None => {}
         Some(waker) if crate::loop_task::is_loop_task_waker(waker) => {
-            if armed.swap(std::ptr::null_mut(), AcqRel).is_null() {
+            let data = waker.data().cast_mut();
+            if armed.swap(disarmed(data), AcqRel) != data {
                 // Woken already since it last registered.
                 return;
             }
@@ -44,6 +45,13 @@ fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Co
         }
         Some(_) => wakers.extend(slot.take()),
     }
+}
+
+/// The tag of a slot that holds the loop task whose data pointer is `data`, woken
+/// since it last registered: the pointer with its low bit set (a task header is
+/// aligned, so the bit is free).
+fn disarmed(data: *mut ()) -> *mut () {
+    data.map_addr(|a| a | 1)
 }
 
 /// Set when the owning loop has shut down: operations fail instead of waiting forever.
@@ -71,12 +79,18 @@ pub(crate) struct ScheduledIo {
     /// `ready bits | SHUTDOWN | tick << TICK_SHIFT`
     readiness: AtomicUsize,
     waiters: Mutex<Waiters>,
-    /// For each direction (reader, writer): the task whose waker is in that slot, if it
-    /// is a loop task's and has not been woken since it registered ("armed"); else
-    /// null. Written under the waiters' lock, with the slot; read without it by
-    /// `poll_ready`, so that a task polled again before any event (its slot still
-    /// armed) skips the lock. The slot holds a reference to that task, so the address
-    /// names no other task meanwhile.
+    /// For each direction (reader, writer), the slot's tag: if the slot holds a loop
+    /// task's waker, that task's data pointer while it waits ("armed"), or the
+    /// [`disarmed`] form of it once an event has woken it; null for any other waker
+    /// or none. Changed with the slot under the waiters' lock, except for the two
+    /// changes that keep the slot as it is: the event's armed -> disarmed swap (under
+    /// the lock too) and the task's disarmed -> armed compare-and-swap, which is
+    /// what lets a task wait again without the lock. Both are read-modify-writes of
+    /// this word, so one of them comes first: if the task's comes first, the event
+    /// finds the slot armed and wakes it; if the event's comes first, the task's
+    /// exchange reads what the event wrote and so sees the readiness the event set
+    /// before it (the check after registering). The slot holds a reference to the
+    /// task, so the address names no other task meanwhile.
     armed: [AtomicPtr<()>; 2],
     /// Where the loop's registration set keeps it.
     pub(crate) key: usize,
@@ -184,10 +198,17 @@ impl ScheduledIo {
         let waker = cx.waker();
         let armed = &self.armed[direction as usize];
         let loop_task = crate::loop_task::is_loop_task_waker(waker);
-        // This task's waker found armed stays so until an event wakes it, another
-        // waker replaces it (last one wins, as with the lock) or the loop shuts down
-        // (which the readiness check below sees).
-        if !(loop_task && std::ptr::eq(armed.load(Acquire), waker.data())) {
+        let data = waker.data().cast_mut();
+        // This task's waker is in the slot already: armed, it stays so until an event
+        // wakes it, another waker replaces it (last one wins, as with the lock) or the
+        // loop shuts down (which the readiness check below sees); disarmed, one
+        // exchange arms it again, unless the slot changed meanwhile.
+        let in_slot = loop_task && {
+            let tag = armed.load(Acquire);
+            tag == data
+                || (tag == disarmed(data) && armed.compare_exchange(disarmed(data), data, AcqRel, Acquire).is_ok())
+        };
+        if !in_slot {
             let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
             let slot = match direction {
                 Direction::Read => &mut w.reader,
@@ -198,14 +219,9 @@ impl ScheduledIo {
                 _ => *slot = Some(waker.clone()),
             }
             // A loop task's waker is armed by its tag; any other by being in the slot.
-            let data = if loop_task {
-                waker.data().cast_mut()
-            } else {
-                std::ptr::null_mut()
-            };
-            armed.store(data, Release);
+            armed.store(if loop_task { data } else { std::ptr::null_mut() }, Release);
         }
-        // The loop sets readiness before it takes the waiters' lock, so an event that
+        // The loop sets readiness before it marks the slot woken, so an event that
         // raced the registration above is visible now.
         match self.ready_now(direction) {
             Some(ev) => Poll::Ready(ev),

@@ -222,25 +222,37 @@ struct Handoff {
     ready: Notify,
 }
 
+/// How the task's slot stands when the race below begins.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    /// Empty: the task registers under the waiters' lock.
+    Empty,
+    /// Armed with the task's waker: polled again before any event, it skips the lock.
+    Armed,
+    /// Holding the task's waker, woken by an earlier event: it re-arms the slot with a
+    /// compare-and-swap, without the lock.
+    Woken,
+}
+
 /// A loop task waiting on a socket's readiness (`ScheduledIo`), and the loop recording
-/// an event for it on another thread. The task registers its waker (or, polled again
-/// before any event, finds its slot still armed and skips the waiters' lock) while
-/// the event is recorded: either the task sees the readiness, or the event wakes it
-/// (a remote runnable in the inbox). Without the readiness check after registering,
-/// or with an armed slot not woken, the wake is lost and the model fails.
+/// an event for it on another thread, from each [`Slot`] state: either the task sees
+/// the readiness, or the event wakes it (a remote runnable in the inbox). Without the
+/// readiness check after registering, with an armed slot not woken, or with the
+/// re-arming exchange not checked again, the wake is lost and the model fails.
 #[test]
 fn a_task_waiting_on_readiness_racing_an_event_is_woken_or_sees_it() {
     use crate::io::scheduled_io::ScheduledIo;
     use crate::io::{Direction, Ready};
 
-    for registered_before in [false, true] {
+    for before in [Slot::Empty, Slot::Armed, Slot::Woken] {
         loom::model(move || {
             let shared = shared();
             // SAFETY: the future is `Send`; it is never polled, only its waker is used.
             let (runnable, task) = unsafe { new_unchecked(&shared, std::future::pending::<()>(), None) };
             task.detach();
             let io = Arc::new(ScheduledIo::new(0));
-            let ptr = SendPtr(runnable.ptr());
+            let header_ptr = runnable.ptr();
+            let ptr = SendPtr(header_ptr);
             let poll_ready = move |io: &ScheduledIo| {
                 let ptr = &ptr;
                 // SAFETY: the waker borrows the reference the runnable holds until the
@@ -248,9 +260,18 @@ fn a_task_waiting_on_readiness_racing_an_event_is_woken_or_sees_it() {
                 let waker = std::mem::ManuallyDrop::new(unsafe { Waker::from_raw(raw_waker(ptr.0)) });
                 io.poll_ready(&mut Context::from_waker(&waker), Direction::Read)
             };
-            if registered_before {
-                // The slot is armed with this task's waker before the race.
+            if matches!(before, Slot::Armed | Slot::Woken) {
                 assert!(poll_ready(&io).is_pending());
+            }
+            if matches!(before, Slot::Woken) {
+                // An earlier event wakes the task; it runs (its remote wake is taken
+                // and spent, as `LoopRunnable::run` does) and drains the socket.
+                let mut others = Vec::new();
+                io.set_readiness(Ready::READABLE, None, &mut others);
+                assert!(others.is_empty(), "a loop task's waker stays in its slot");
+                spend_remote_wake(&shared, header_ptr);
+                let seen = io.ready_now(Direction::Read).expect("the earlier event");
+                io.clear_readiness(seen);
             }
             let lp = {
                 let io = io.clone();
@@ -264,7 +285,7 @@ fn a_task_waiting_on_readiness_racing_an_event_is_woken_or_sees_it() {
             lp.join().unwrap();
             assert!(
                 polled.is_ready() || !shared.inbox.is_empty(),
-                "the task neither saw the event nor was woken by it"
+                "the task neither saw the event nor was woken by it ({before:?})"
             );
             drain(&shared);
             drop(io); // the slot's waker releases its reference
@@ -273,4 +294,15 @@ fn a_task_waiting_on_readiness_racing_an_event_is_woken_or_sees_it() {
             assert_eq!(Arc::strong_count(&shared), 1, "the task block was freed");
         });
     }
+}
+
+/// Takes the task's remote wake from the inbox and spends it as the loop's turn does:
+/// later wakes from other threads need a runnable of their own again.
+fn spend_remote_wake(shared: &Shared, ptr: NonNull<Header>) {
+    let task = shared.inbox.pop().expect("the task was woken");
+    // SAFETY: the model holds the loop's reference until its end.
+    unsafe { header(ptr) }
+        .state
+        .fetch_and(!super::raw::NOTIFIED, std::sync::atomic::Ordering::AcqRel);
+    drop(task);
 }
