@@ -731,6 +731,52 @@ fn coop_budget_an_always_ready_reader_cannot_starve_another_task() {
     });
 }
 
+/// Counts its wakes.
+struct CountingWaker(AtomicUsize);
+
+impl std::task::Wake for CountingWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+#[test]
+fn coop_budget_a_wait_with_the_budget_spent_waits_for_readiness_instead_of_yielding() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let a = r.handle.register(a, Interest::READABLE).unwrap();
+        let counter = Arc::new(CountingWaker(AtomicUsize::new(0)));
+        let (tx, rx) = mpsc::channel();
+        let waker = std::task::Waker::from(counter.clone());
+        let count = counter.clone();
+        r.handle
+            .spawn(async move {
+                let mut cx = Context::from_waker(&waker);
+                // Spend the task's budget: the unit that is refused wakes the task once.
+                while coop::poll_proceed(&mut cx).map(|unit| unit.made_progress()).is_ready() {}
+                let wakes_after_spending = count.0.load(SeqCst);
+                // Nothing to read: the wait registers the waker and does not wake it.
+                let waited = a.poll_read_ready(&mut cx).is_pending();
+                tx.send((wakes_after_spending, waited, count.0.load(SeqCst), a))
+                    .unwrap();
+            })
+            .unwrap()
+            .detach();
+        let (spent, waited, after_wait, a) = recv(&rx, secs(2), "the task's budget spent");
+        assert_eq!(spent, 1, "running out of budget woke the task once");
+        assert!(waited, "no readiness yet");
+        assert_eq!(after_wait, 1, "a wait is not a yield: no extra wake");
+        // The registered waker is woken by the event.
+        b.write_all(b"x").unwrap();
+        wait_until(secs(2), "the event to wake the waiting waker", || {
+            counter.0.load(SeqCst) == 2
+        });
+        drop(a);
+        r.shutdown(secs(1));
+    });
+}
+
 // ---------------------------------------------------------------------------------
 // Wakeups, dropping on the loop thread, metrics.
 // ---------------------------------------------------------------------------------

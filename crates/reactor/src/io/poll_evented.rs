@@ -58,14 +58,18 @@ impl Registration {
 
     /// Ready when `direction` is ready; spends one unit of the task's cooperative
     /// budget. Fails once the loop has shut down.
+    ///
+    /// Readiness is looked at first: an operation that has to wait spends no budget
+    /// (tokio gives the unit back in that case), so the wait skips the budget's
+    /// thread-local altogether. A ready operation with no budget left returns
+    /// `Pending` and has its task woken to run again later, as with tokio.
     #[inline]
     pub fn poll_ready(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
-        let coop = ready!(coop::poll_proceed(cx));
         let event = ready!(self.io.poll_ready(cx, direction));
         if event.is_shutdown {
             return Poll::Ready(Err(shut_down_error()));
         }
-        coop.made_progress();
+        ready!(coop::poll_proceed(cx)).made_progress();
         Poll::Ready(Ok(event))
     }
 
