@@ -3,6 +3,7 @@
 #
 #   benches/net/run.sh                      # everything, about 9 minutes
 #   ROUNDS=1 SERVERS="mio netloop" SHAPES="echo-64 http-wrk" benches/net/run.sh
+#   benches/net/run.sh --report             # the tables again, from $OUT's last results
 #
 # Servers (examples/net_server, one thread/worker/loop each): mio (the floor: a hand-written
 # mio loop), netloop, tokio-mt, tokio-ct-reuseport, smol. Shapes, 64 connections each:
@@ -55,13 +56,19 @@ MAX_TRIES=${MAX_TRIES:-3}
 QUIET_WAIT=${QUIET_WAIT:-20}
 EXTRA_BUDGET=${EXTRA_BUDGET:-60}
 
+REPORT_ONLY=0
+if [ "${1:-}" = --report ]; then REPORT_ONLY=1; fi
 mkdir -p "$OUT"
-rm -f "$OUT"/*.log "$OUT"/*.txt "$OUT"/*.times "$OUT"/results.tsv "$OUT"/report.md
 RESULTS=$OUT/results.tsv
+if [ $REPORT_ONLY = 1 ]; then
+    [ -s "$RESULTS" ] || { echo "no $RESULTS to report on: run the benchmarks first" >&2; exit 1; }
+else
+    rm -f "$OUT"/*.log "$OUT"/*.txt "$OUT"/*.times "$RESULTS" "$OUT"/report.md
+fi
 
 # --- tools -------------------------------------------------------------------------------
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }
-if ! command -v wrk >/dev/null; then
+if [ $REPORT_ONLY = 0 ] && ! command -v wrk >/dev/null; then
     echo "installing wrk (Debian package)..." >&2
     as_root apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq wrk >/dev/null
@@ -85,8 +92,10 @@ if [ "$SYSCALL_TOOL" = auto ]; then
 fi
 TCK=$(getconf CLK_TCK)
 
-echo "building (release)..." >&2
-cargo build --release -q -p netloop-benches --example net_server --example net_client
+if [ $REPORT_ONLY = 0 ]; then
+    echo "building (release)..." >&2
+    cargo build --release -q -p netloop-benches --example net_server --example net_client
+fi
 BIN=$ROOT/target/release/examples
 
 # --- helpers ------------------------------------------------------------------------------
@@ -153,6 +162,119 @@ shape_label() {
         *) echo "$1" ;;
     esac
 }
+
+# The tables, from $RESULTS (and the syscall mixes in $OUT).
+write_report() {
+    {
+        echo "Server on core $SERVER_CORE, load on core $CLIENT_CORE (\`taskset\`), one thread per server, $CONNECTIONS" \
+            "connections; $ROUNDS windows of $RUN_SECONDS s per server and shape, servers interleaved. CPU = the" \
+            "server's utime + stime from /proc/PID/stat (CLK_TCK $TCK), summed over its windows, divided by the" \
+            "requests answered in them (in brackets: the lowest and highest window). Syscalls: one separate" \
+            "$SYSCALL_SECONDS s run per server and shape ($SYSCALL_TOOL)."
+        echo
+        echo "| shape | server | requests/s | server CPU µs/req (windows) | syscalls/req | CPU/req vs mio | CPU/req vs tokio-mt | req/s vs tokio-mt | server core busy | others, % of a core (max) |"
+        echo "|---|---|---|---|---|---|---|---|---|---|"
+        awk -F'\t' -v tck="$TCK" -v shapes="$SHAPES" -v servers="$SERVERS" -v rate="$RATE" '
+            NR == 1 { next }
+            $1 == 0 { if ($10 > 0) sys[$2 SUBSEP $3] = $9 / $10; next }
+            {
+                k = $2 SUBSEP $3
+                req[k] += $4; sec[k] += $5; tic[k] += $6
+                w = ($4 > 0 ? $6 / tck * 1e6 / $4 : 0)
+                if (!(k in lo) || w < lo[k]) lo[k] = w
+                if (!(k in hi) || w > hi[k]) hi[k] = w
+                o = ($5 > 0 ? $7 / tck / $5 * 100 : 0)
+                if (!(k in oth) || o > oth[k]) oth[k] = o
+            }
+            function label(s) {
+                if (s == "echo-64") return "echo 64 B, closed loop"
+                if (s == "echo-1k") return "echo 1 KiB, closed loop"
+                if (s == "echo-64-rate") return "echo 64 B, fixed " rate "/s"
+                if (s == "echo-1k-rate") return "echo 1 KiB, fixed " rate "/s"
+                if (s == "http-wrk") return "HTTP, wrk closed loop"
+                if (s == "http-rate") return "HTTP, fixed " rate "/s"
+                return s
+            }
+            function ratio(a, b) { return (b > 0 ? sprintf("%.2f", a / b) : "—") }
+            END {
+                ns = split(shapes, sh, " "); nv = split(servers, sv, " ")
+                for (k in req) {
+                    R[k] = (sec[k] > 0 ? req[k] / sec[k] : 0)
+                    C[k] = (req[k] > 0 ? tic[k] / tck * 1e6 / req[k] : 0)
+                    U[k] = (sec[k] > 0 ? tic[k] / tck / sec[k] * 100 : 0)
+                }
+                for (i = 1; i <= ns; i++) for (j = 1; j <= nv; j++) {
+                    k = sh[i] SUBSEP sv[j]
+                    if (!(k in req)) continue
+                    m = sh[i] SUBSEP "mio"; t = sh[i] SUBSEP "tokio-mt"
+                    printf "| %s | %s | %.0f | %.2f (%.2f–%.2f) | %s | %s | %s | %s | %.0f %% | %.0f |\n", label(sh[i]), sv[j], R[k],
+                        C[k], lo[k], hi[k], ((k in sys) ? sprintf("%.2f", sys[k]) : "—"),
+                        ((m in C) ? ratio(C[k], C[m]) : "—"), ((t in C) ? ratio(C[k], C[t]) : "—"),
+                        ((t in R) ? ratio(R[k], R[t]) : "—"), U[k], (oth[k] > 0 ? oth[k] : 0)
+                }
+            }' "$RESULTS"
+        echo
+        echo "User-space CPU per request in the closed-loop shapes: the server's utime alone (field 14 of" \
+            "/proc/PID/stat), over the same windows. The kernel's part is the same work for every server (the" \
+            "same syscalls and loopback path) and moves with the host; the user part is what each runtime" \
+            "adds. The kernel splits CPU time into user and system by sampling at its ticks, which is fair" \
+            "for a busy core but not for the short bursts of the fixed-rate shapes (windows from 0 to several" \
+            "µs), so those are left out: benches/net/instructions.sh measures that case."
+        echo
+        echo "| shape | server | user µs/req (windows) | user vs mio | user vs tokio-mt |"
+        echo "|---|---|---|---|---|"
+        awk -F'\t' -v tck="$TCK" -v shapes="$SHAPES" -v servers="$SERVERS" '
+            NR == 1 || $1 == 0 || $2 ~ /-rate$/ { next }
+            {
+                k = $2 SUBSEP $3
+                req[k] += $4; usr[k] += $11
+                w = ($4 > 0 ? $11 / tck * 1e6 / $4 : 0)
+                if (!(k in lo) || w < lo[k]) lo[k] = w
+                if (!(k in hi) || w > hi[k]) hi[k] = w
+            }
+            function ratio(a, b) { return (b > 0 ? sprintf("%.2f", a / b) : "—") }
+            END {
+                ns = split(shapes, sh, " "); nv = split(servers, sv, " ")
+                for (k in req) C[k] = (req[k] > 0 ? usr[k] / tck * 1e6 / req[k] : 0)
+                for (i = 1; i <= ns; i++) for (j = 1; j <= nv; j++) {
+                    k = sh[i] SUBSEP sv[j]
+                    if (!(k in req)) continue
+                    m = sh[i] SUBSEP "mio"; t = sh[i] SUBSEP "tokio-mt"
+                    printf "| %s | %s | %.2f (%.2f–%.2f) | %s | %s |\n", shape_label(sh[i]), sv[j], C[k], lo[k], hi[k],
+                        ((m in C) ? ratio(C[k], C[m]) : "—"), ((t in C) ? ratio(C[k], C[t]) : "—")
+                }
+            }
+            function shape_label(s) {
+                if (s == "echo-64") return "echo 64 B, closed loop"
+                if (s == "echo-1k") return "echo 1 KiB, closed loop"
+                if (s == "echo-64-rate") return "echo 64 B, fixed '"$RATE"'/s"
+                if (s == "echo-1k-rate") return "echo 1 KiB, fixed '"$RATE"'/s"
+                if (s == "http-wrk") return "HTTP, wrk closed loop"
+                if (s == "http-rate") return "HTTP, fixed '"$RATE"'/s"
+                return s
+            }' "$RESULTS"
+        echo
+        echo "Syscalls per request in the separate run, the four most frequent ($SYSCALL_TOOL):"
+        echo
+        echo "| shape | server | syscall mix per request |"
+        echo "|---|---|---|"
+        for shape in $SHAPES; do
+            for server in $SERVERS; do
+                mixfile=$OUT/$shape.$server.syscalls.mix.txt
+                [ -s "$mixfile" ] || continue
+                reqs=$(awk -F'\t' -v a="$shape" -v b="$server" '$1 == 0 && $2 == a && $3 == b { print $10 }' "$RESULTS")
+                mix=$(awk '$2 != "TOTAL"' "$mixfile" | head -4 |
+                    awk -v r="$reqs" '{ printf "%s%s %.3f", (NR > 1 ? ", " : ""), $2, (r > 0 ? $1 / r : 0) }')
+                echo "| $(shape_label "$shape") | $server | $mix |"
+            done
+        done
+    } | tee "$OUT/report.md"
+}
+
+if [ $REPORT_ONLY = 1 ]; then
+    write_report
+    exit 0
+fi
 
 # load_cmd SHAPE ADDR SECONDS: the load generator's command line.
 load_cmd() {
@@ -309,67 +431,4 @@ for shape in $SHAPES; do
 done
 
 # --- report -------------------------------------------------------------------------------
-{
-    echo "Server on core $SERVER_CORE, load on core $CLIENT_CORE (\`taskset\`), one thread per server, $CONNECTIONS" \
-        "connections; $ROUNDS windows of $RUN_SECONDS s per server and shape, servers interleaved. CPU = the" \
-        "server's utime + stime from /proc/PID/stat (CLK_TCK $TCK), summed over its windows, divided by the" \
-        "requests answered in them (in brackets: the lowest and highest window). Syscalls: one separate" \
-        "$SYSCALL_SECONDS s run per server and shape ($SYSCALL_TOOL)."
-    echo
-    echo "| shape | server | requests/s | server CPU µs/req (windows) | syscalls/req | CPU/req vs mio | CPU/req vs tokio-mt | req/s vs tokio-mt | server core busy | others, % of a core (max) |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
-    awk -F'\t' -v tck="$TCK" -v shapes="$SHAPES" -v servers="$SERVERS" -v rate="$RATE" '
-        NR == 1 { next }
-        $1 == 0 { if ($10 > 0) sys[$2 SUBSEP $3] = $9 / $10; next }
-        {
-            k = $2 SUBSEP $3
-            req[k] += $4; sec[k] += $5; tic[k] += $6
-            w = ($4 > 0 ? $6 / tck * 1e6 / $4 : 0)
-            if (!(k in lo) || w < lo[k]) lo[k] = w
-            if (!(k in hi) || w > hi[k]) hi[k] = w
-            o = ($5 > 0 ? $7 / tck / $5 * 100 : 0)
-            if (!(k in oth) || o > oth[k]) oth[k] = o
-        }
-        function label(s) {
-            if (s == "echo-64") return "echo 64 B, closed loop"
-            if (s == "echo-1k") return "echo 1 KiB, closed loop"
-            if (s == "echo-64-rate") return "echo 64 B, fixed " rate "/s"
-            if (s == "echo-1k-rate") return "echo 1 KiB, fixed " rate "/s"
-            if (s == "http-wrk") return "HTTP, wrk closed loop"
-            if (s == "http-rate") return "HTTP, fixed " rate "/s"
-            return s
-        }
-        function ratio(a, b) { return (b > 0 ? sprintf("%.2f", a / b) : "—") }
-        END {
-            ns = split(shapes, sh, " "); nv = split(servers, sv, " ")
-            for (k in req) {
-                R[k] = (sec[k] > 0 ? req[k] / sec[k] : 0)
-                C[k] = (req[k] > 0 ? tic[k] / tck * 1e6 / req[k] : 0)
-                U[k] = (sec[k] > 0 ? tic[k] / tck / sec[k] * 100 : 0)
-            }
-            for (i = 1; i <= ns; i++) for (j = 1; j <= nv; j++) {
-                k = sh[i] SUBSEP sv[j]
-                if (!(k in req)) continue
-                m = sh[i] SUBSEP "mio"; t = sh[i] SUBSEP "tokio-mt"
-                printf "| %s | %s | %.0f | %.2f (%.2f–%.2f) | %s | %s | %s | %s | %.0f %% | %.0f |\n", label(sh[i]), sv[j], R[k],
-                    C[k], lo[k], hi[k], ((k in sys) ? sprintf("%.2f", sys[k]) : "—"),
-                    ((m in C) ? ratio(C[k], C[m]) : "—"), ((t in C) ? ratio(C[k], C[t]) : "—"),
-                    ((t in R) ? ratio(R[k], R[t]) : "—"), U[k], (oth[k] > 0 ? oth[k] : 0)
-            }
-        }' "$RESULTS"
-    echo
-    echo "Syscalls per request in the separate run, the four most frequent ($SYSCALL_TOOL):"
-    echo
-    echo "| shape | server | syscall mix per request |"
-    echo "|---|---|---|"
-    for shape in $SHAPES; do
-        for server in $SERVERS; do
-            mixfile=$OUT/$shape.$server.syscalls.mix.txt
-            [ -s "$mixfile" ] || continue
-            reqs=$(awk -F'\t' -v a="$shape" -v b="$server" '$1 == 0 && $2 == a && $3 == b { print $10 }' "$RESULTS")
-            mix=$(awk '$2 != "TOTAL"' "$mixfile" | head -4 |
-                awk -v r="$reqs" '{ printf "%s%s %.3f", (NR > 1 ? ", " : ""), $2, (r > 0 ? $1 / r : 0) }')
-            echo "| $(shape_label "$shape") | $server | $mix |"
-        done
-    done
-} | tee "$OUT/report.md"
+write_report
