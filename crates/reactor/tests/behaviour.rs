@@ -1387,6 +1387,32 @@ fn spawn_pinned_builds_a_local_future_on_the_loop() {
     });
 }
 
+/// A `spawn_pinned` builder that panics fails its task (the awaiter sees the panic),
+/// the task is not polled again, and the loop goes on.
+#[test]
+fn spawn_pinned_with_a_panicking_builder_fails_its_task_and_the_loop_goes_on() {
+    with_timeout(5, || {
+        let mut el = EventLoop::new().unwrap();
+        let h = el.handle();
+        let mut task = h
+            .spawn_pinned(|| -> std::future::Ready<u32> { panic!("no future today") })
+            .unwrap();
+        let outcome = el
+            .block_on(poll_fn(move |cx| {
+                match catch_unwind(AssertUnwindSafe(|| Pin::new(&mut task).poll(cx))) {
+                    Ok(Poll::Pending) => Poll::Pending,
+                    Ok(Poll::Ready(n)) => Poll::Ready(Ok(n)),
+                    Err(payload) => Poll::Ready(Err(payload)),
+                }
+            }))
+            .unwrap();
+        let payload = outcome.expect_err("the builder's panic reaches the awaiter");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"no future today"));
+        let next = h.spawn(async { 7 }).unwrap();
+        assert_eq!(el.block_on(next).unwrap(), 7, "the loop goes on");
+    });
+}
+
 /// Netty's I/O ratio: after an iteration that processed I/O, tasks may run for
 /// `(100 - io_ratio) / io_ratio` times the time the I/O took; after one without I/O, a
 /// pass stops at its 64th task. With `io_ratio(1)` the share is 99 times the I/O time,
