@@ -32,6 +32,7 @@ thread_local! {
 }
 
 /// Runs `f` with a fresh budget, restoring the previous one afterwards.
+#[inline]
 pub(crate) fn with_budget<R>(f: impl FnOnce() -> R) -> R {
     struct Reset(Option<u8>);
     impl Drop for Reset {

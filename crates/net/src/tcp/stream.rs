@@ -282,12 +282,16 @@ impl TcpStream {
 }
 
 impl AsyncRead for TcpStream {
+    // The tokio trait shims inline into the caller's future (tokio's `Read`,
+    // `WriteAll`, codecs), which then calls the operation directly.
+    #[inline]
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         self.poll_read_priv(cx, buf)
     }
 }
 
 impl AsyncWrite for TcpStream {
+    #[inline]
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.poll_write_priv(cx, buf)
     }

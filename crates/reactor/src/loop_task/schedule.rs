@@ -47,6 +47,7 @@ pub(crate) fn wake_by_ref_on(core: &Core, waker: &std::task::Waker) -> bool {
 ///
 /// # Safety
 /// As [`wake`], and this thread drives the task's loop (it owns `local`).
+#[inline]
 unsafe fn wake_local(core: &Core, ptr: NonNull<Header>, owned: bool) {
     // SAFETY: the caller holds a reference.
     let h = unsafe { header(ptr) };
