@@ -155,21 +155,16 @@ where
     .unwrap_or(Err(SpawnLocalError::NotOnLoop))
 }
 
-pin_project_lite::pin_project! {
-    /// A `!Send` future that does not exist yet: `make` builds it at the first poll, on
-    /// the loop's thread.
-    ///
-    /// The future is built in place, in the task's own block: it used to be boxed on
-    /// its own, which cost every connection served by `spawn_pinned` a second
-    /// allocation and every poll a pointer chase to another cache line.
-    #[project = BuildProj]
-    #[project_replace = BuildReplace]
-    enum BuildOnFirstPoll<M, Fut> {
-        // `None` only while `make` runs (a panic there fails the task, which is not
-        // polled again).
-        Make { make: Option<M> },
-        Running { #[pin] future: Fut },
-    }
+/// A `!Send` future that does not exist yet: `make` builds it at the first poll, on
+/// the loop's thread.
+///
+/// The future gets a box of its own rather than living in the task's block: a
+/// connection's future can be large (a handler's buffers), and the task's value is
+/// moved a few times on its way into the block and out of it at the end, each move a
+/// copy of its whole size. Boxed, those moves copy two words.
+struct BuildOnFirstPoll<M, Fut> {
+    make: Option<M>,
+    future: Option<Pin<Box<Fut>>>,
 }
 
 impl<M, Fut> Future for BuildOnFirstPoll<M, Fut>
@@ -181,17 +176,24 @@ where
 
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fut::Output> {
-        if let BuildProj::Make { make } = self.as_mut().project() {
-            let make = make.take().expect("a task whose builder panicked is not polled again");
-            self.as_mut()
-                .project_replace(BuildOnFirstPoll::Running { future: make() });
+        // Both fields are Unpin (an FnOnce value is moved out, the future is boxed).
+        let this = &mut *self;
+        // Looked at before it is taken: `take` copies the whole closure (the socket
+        // and the handler, for a connection) out at every poll.
+        if this.make.is_some()
+            && let Some(make) = this.make.take()
+        {
+            this.future = Some(Box::pin(make()));
         }
-        match self.project() {
-            BuildProj::Running { future } => future.poll(cx),
-            BuildProj::Make { .. } => unreachable!("built above"),
+        match this.future.as_mut() {
+            Some(f) => f.as_mut().poll(cx),
+            // Only after `make` panicked, which failed the task: it is not polled again.
+            None => Poll::Pending,
         }
     }
 }
+
+impl<M, Fut> Unpin for BuildOnFirstPoll<M, Fut> {}
 
 /// Spawns, from any thread, a `!Send` future built on the loop by a `Send` closure:
 /// one hop, no channel (tokio-util's `spawn_pinned`).
@@ -201,7 +203,13 @@ where
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {
-    let tracked = Tracked::new(BuildOnFirstPoll::Make { make: Some(make) }, shared);
+    let tracked = Tracked::new(
+        BuildOnFirstPoll {
+            make: Some(make),
+            future: None,
+        },
+        shared,
+    );
     // SAFETY: the future is `!Send` only once `make` has run, and `make` runs at the
     // first poll. Every poll of a loop task happens on the loop's thread (all wakes go
     // there and only the loop runs runnables), and a queued local runnable is only
