@@ -1,12 +1,14 @@
 //! The cooperative budget: one busy task cannot starve the loop.
 //!
 //! Before the loop polls a task it gives the task [`BUDGET`] units. Every I/O
-//! operation on a netloop resource spends one through [`poll_proceed`]. When the budget
-//! is spent, the operation returns `Pending` even if the socket is ready and wakes the
-//! task at once, which puts it at the back of the run queue: the other tasks, the timers
-//! and the next `select` get their turn first. (tokio gives 128 units per poll; Netty
-//! reads at most 16 messages per readiness event. Outside a loop the budget is
-//! unlimited.)
+//! operation on a netloop resource that finds its socket ready spends one through
+//! [`poll_proceed`]. When the budget is spent, the operation returns `Pending` even
+//! though the socket is ready and wakes the task at once, which puts it at the back of
+//! the run queue: the other tasks, the timers and the next `select` get their turn
+//! first. An operation that has to wait for readiness spends nothing (tokio gives the
+//! unit back in that case; netloop looks at readiness first). (tokio gives 128 units
+//! per poll; Netty reads at most 16 messages per readiness event. Outside a loop the
+//! budget is unlimited.)
 //!
 //! ```
 //! use std::task::{Context, Poll};
