@@ -163,6 +163,16 @@ shape_label() {
     esac
 }
 
+# Table rows "| SHAPE | ..." with the shape's label in place of its name.
+label_rows() {
+    local line shape
+    while IFS= read -r line; do
+        shape=${line#| }
+        shape=${shape%% |*}
+        printf '| %s |%s\n' "$(shape_label "$shape")" "${line#| "$shape" |}"
+    done
+}
+
 # The tables, from $RESULTS (and the syscall mixes in $OUT).
 write_report() {
     {
@@ -174,7 +184,7 @@ write_report() {
         echo
         echo "| shape | server | requests/s | server CPU µs/req (windows) | syscalls/req | CPU/req vs mio | CPU/req vs tokio-mt | req/s vs tokio-mt | server core busy | others, % of a core (max) |"
         echo "|---|---|---|---|---|---|---|---|---|---|"
-        awk -F'\t' -v tck="$TCK" -v shapes="$SHAPES" -v servers="$SERVERS" -v rate="$RATE" '
+        awk -F'\t' -v tck="$TCK" -v shapes="$SHAPES" -v servers="$SERVERS" '
             NR == 1 { next }
             $1 == 0 { if ($10 > 0) sys[$2 SUBSEP $3] = $9 / $10; next }
             {
@@ -185,15 +195,6 @@ write_report() {
                 if (!(k in hi) || w > hi[k]) hi[k] = w
                 o = ($5 > 0 ? $7 / tck / $5 * 100 : 0)
                 if (!(k in oth) || o > oth[k]) oth[k] = o
-            }
-            function label(s) {
-                if (s == "echo-64") return "echo 64 B, closed loop"
-                if (s == "echo-1k") return "echo 1 KiB, closed loop"
-                if (s == "echo-64-rate") return "echo 64 B, fixed " rate "/s"
-                if (s == "echo-1k-rate") return "echo 1 KiB, fixed " rate "/s"
-                if (s == "http-wrk") return "HTTP, wrk closed loop"
-                if (s == "http-rate") return "HTTP, fixed " rate "/s"
-                return s
             }
             function ratio(a, b) { return (b > 0 ? sprintf("%.2f", a / b) : "—") }
             END {
@@ -207,12 +208,12 @@ write_report() {
                     k = sh[i] SUBSEP sv[j]
                     if (!(k in req)) continue
                     m = sh[i] SUBSEP "mio"; t = sh[i] SUBSEP "tokio-mt"
-                    printf "| %s | %s | %.0f | %.2f (%.2f–%.2f) | %s | %s | %s | %s | %.0f %% | %.0f |\n", label(sh[i]), sv[j], R[k],
+                    printf "| %s | %s | %.0f | %.2f (%.2f–%.2f) | %s | %s | %s | %s | %.0f %% | %.0f |\n", sh[i], sv[j], R[k],
                         C[k], lo[k], hi[k], ((k in sys) ? sprintf("%.2f", sys[k]) : "—"),
                         ((m in C) ? ratio(C[k], C[m]) : "—"), ((t in C) ? ratio(C[k], C[t]) : "—"),
                         ((t in R) ? ratio(R[k], R[t]) : "—"), U[k], (oth[k] > 0 ? oth[k] : 0)
                 }
-            }' "$RESULTS"
+            }' "$RESULTS" | label_rows
         echo
         echo "User-space CPU per request in the closed-loop shapes: the server's utime alone (field 14 of" \
             "/proc/PID/stat), over the same windows. The kernel's part is the same work for every server (the" \
@@ -240,19 +241,10 @@ write_report() {
                     k = sh[i] SUBSEP sv[j]
                     if (!(k in req)) continue
                     m = sh[i] SUBSEP "mio"; t = sh[i] SUBSEP "tokio-mt"
-                    printf "| %s | %s | %.2f (%.2f–%.2f) | %s | %s |\n", shape_label(sh[i]), sv[j], C[k], lo[k], hi[k],
+                    printf "| %s | %s | %.2f (%.2f–%.2f) | %s | %s |\n", sh[i], sv[j], C[k], lo[k], hi[k],
                         ((m in C) ? ratio(C[k], C[m]) : "—"), ((t in C) ? ratio(C[k], C[t]) : "—")
                 }
-            }
-            function shape_label(s) {
-                if (s == "echo-64") return "echo 64 B, closed loop"
-                if (s == "echo-1k") return "echo 1 KiB, closed loop"
-                if (s == "echo-64-rate") return "echo 64 B, fixed '"$RATE"'/s"
-                if (s == "echo-1k-rate") return "echo 1 KiB, fixed '"$RATE"'/s"
-                if (s == "http-wrk") return "HTTP, wrk closed loop"
-                if (s == "http-rate") return "HTTP, fixed '"$RATE"'/s"
-                return s
-            }' "$RESULTS"
+            }' "$RESULTS" | label_rows
         echo
         echo "Syscalls per request in the separate run, the four most frequent ($SYSCALL_TOOL):"
         echo

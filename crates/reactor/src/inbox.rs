@@ -26,10 +26,10 @@
 //!
 //! Emptiness and length come from two counters, not from the queues: `pushed`, which a
 //! producer bumps just before its push, and `popped`, which only the loop writes. The
-//! loop looks at the inbox several times per iteration, and a look is then two loads
-//! and a compare, where asking the ring went through `concurrent-queue`'s dispatch on
-//! its three flavours and read three of its words (about 50 instructions per
-//! iteration in all). Bumping before the push keeps `popped <= pushed`: a push in
+//! loop looks at the inbox four times per iteration, and a look is then two loads and
+//! a compare, where asking the ring went through `concurrent-queue`'s dispatch on its
+//! three flavours, read three of its words, and for the length looped until two
+//! readings of the tail agreed. Bumping before the push keeps `popped <= pushed`: a push in
 //! flight makes the inbox look non-empty a moment early (the loop finds nothing and
 //! looks again), never empty late, so the wakeup protocol's re-check (a producer's
 //! fence comes after its bump) still sees every task.
