@@ -524,11 +524,12 @@ impl Driver {
     /// messages on the way. Bounded by the length seen at the start, so a fast producer
     /// cannot keep the loop here.
     fn fetch_from_inbox(&mut self, core: &Core) {
-        if core.shared.inbox.is_empty() {
+        // With the inbox's counters the length is as cheap as the emptiness check.
+        let n = core.shared.inbox.len();
+        if n == 0 {
             return;
         }
-        let n = core.shared.inbox.len();
-        self.took_from_inbox |= n > 0;
+        self.took_from_inbox = true;
         for _ in 0..n {
             let Some(task) = core.shared.inbox.pop() else { break };
             core.local.enqueue(task);
