@@ -12,7 +12,9 @@
 //! netloop's sockets implement (`netloop::io` re-exports them), so the netloop server
 //! ([`netloop_server`]) and the tokio servers (`tokio_peer/net.rs`) run the very same
 //! code. smol's (`smol_peer/net.rs`) is the same code over futures-io's traits. The
-//! floor is [`mio_server`], a hand-written single-threaded mio loop with no futures.
+//! floor is [`mio_server`], a hand-written single-threaded mio loop with no futures;
+//! [`futures_floor`] runs the same handlers as the runtimes on the least executor that
+//! can poll them, so that what futures cost and what a runtime costs can be told apart.
 //! The load client is [`client`] (plain mio on one thread); `wrk` drives HTTP in the
 //! closed loop. The servers are `examples/net_server.rs`, the client is
 //! `examples/net_client.rs`, and `net/run.sh` runs the whole matrix and prints the table
@@ -25,6 +27,7 @@ use netloop::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use netloop::net::{TcpListener, serve};
 
 pub mod client;
+pub mod futures_floor;
 pub mod mio_server;
 
 /// Connections of every load shape.

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p netloop-benches --example net_server -- \
-//!     --runtime netloop|tokio-mt|tokio-ct-reuseport|smol|mio --mode echo|http \
+//!     --runtime netloop|tokio-mt|tokio-ct-reuseport|smol|mio|futures-floor --mode echo|http \
 //!     [--addr 127.0.0.1:0] [--threads 1] [--max-seconds 600]
 //! ```
 //!
@@ -18,14 +18,14 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use netloop_benches::net::{Mode, mio_server, netloop_server};
+use netloop_benches::net::{Mode, futures_floor, mio_server, netloop_server};
 
 #[path = "../smol_peer/net.rs"]
 mod smol_net;
 #[path = "../tokio_peer/net.rs"]
 mod tokio_net;
 
-const USAGE: &str = "usage: net_server --runtime netloop|tokio-mt|tokio-ct-reuseport|smol|mio --mode echo|http \
+const USAGE: &str = "usage: net_server --runtime netloop|tokio-mt|tokio-ct-reuseport|smol|mio|futures-floor --mode echo|http \
                      [--addr 127.0.0.1:0] [--threads 1] [--max-seconds 600]";
 
 struct Args {
@@ -100,6 +100,10 @@ fn main() -> ExitCode {
         "smol" => smol_net::server(addr, mode, threads, on_listen),
         "mio" if threads == 1 => mio_server::run(addr, mode, on_listen),
         "mio" => Err(std::io::Error::other("the mio floor is single-threaded: --threads 1")),
+        "futures-floor" if threads == 1 => futures_floor::run(addr, mode, on_listen),
+        "futures-floor" => Err(std::io::Error::other(
+            "the futures floor is single-threaded: --threads 1",
+        )),
         other => {
             eprintln!("unknown runtime {other:?}\n{USAGE}");
             return ExitCode::from(2);

@@ -18,7 +18,7 @@
 # libc (the syscall wrappers), not the kernel.
 set -euo pipefail
 
-SERVERS=${SERVERS:-"mio netloop tokio-mt"}
+SERVERS=${SERVERS:-"mio futures-floor netloop tokio-mt"}
 MODES=${MODES:-"echo http"}
 RATE=${RATE:-4000}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-5}
@@ -38,6 +38,7 @@ mkdir -p "$OUT"
 entry() {
     case $1 in
         mio) echo 'netloop_benches::net::mio_server::run*' ;;
+        futures-floor) echo 'netloop_benches::net::futures_floor::run*' ;;
         netloop) echo 'netloop_reactor::event_loop::EventLoop::run*' ;;
         tokio-mt) echo 'tokio::runtime::scheduler::multi_thread::worker::run*' ;;
         tokio-ct-reuseport) echo 'net_server::tokio_net::current_thread' ;;

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Network benchmarks: every server x load shape, the server on one core, the load on the other.
 #
-#   benches/net/run.sh                      # everything, about 9 minutes
+#   benches/net/run.sh                      # everything, about 11 minutes
 #   ROUNDS=1 SERVERS="mio netloop" SHAPES="echo-64 http-wrk" benches/net/run.sh
 #   benches/net/run.sh --report             # the tables again, from $OUT's last results
 #
 # Servers (examples/net_server, one thread/worker/loop each): mio (the floor: a hand-written
-# mio loop), netloop, tokio-mt, tokio-ct-reuseport, smol. Shapes, 64 connections each:
+# mio loop), futures-floor (the least a futures executor does: the same handlers as the
+# runtimes, on mio with nothing else), netloop, tokio-mt, tokio-ct-reuseport, smol.
+# Shapes, 64 connections each:
 #   echo-64, echo-1k           echo ping-pong of 64 B / 1 KiB, closed loop (examples/net_client,
 #                              plain mio on one thread, spinning: it never sleeps)
 #   echo-64-rate, echo-1k-rate the same paced at $RATE round trips/s in all
@@ -45,7 +47,7 @@ RUN_SECONDS=${RUN_SECONDS:-2}
 SYSCALL_SECONDS=${SYSCALL_SECONDS:-2}
 RATE=${RATE:-50000}
 CONNECTIONS=${CONNECTIONS:-64}
-SERVERS=${SERVERS:-"mio netloop tokio-mt tokio-ct-reuseport smol"}
+SERVERS=${SERVERS:-"mio futures-floor netloop tokio-mt tokio-ct-reuseport smol"}
 SHAPES=${SHAPES:-"echo-64 echo-1k echo-64-rate echo-1k-rate http-wrk http-rate"}
 SERVER_CORE=${SERVER_CORE:-1}
 CLIENT_CORE=${CLIENT_CORE:-0}
