@@ -6,8 +6,10 @@
 #
 # Why: on this shared VM the CPU time per request drifts by 10-15% between windows (the
 # kernel's part moves with the host), so a change of a few percent in a runtime's own
-# code cannot be seen in benches/net/run.sh. Instruction counts are exact and repeatable;
-# on this machine a server's user-space perf samples per request track them closely.
+# code cannot be seen in benches/net/run.sh. Instruction counts are far steadier: mio's does
+# not move, and a runtime's moves by a few percent between runs, as the share of requests
+# that get a wake-up of their own varies (netloop's echo: 1,135-1,253 over four runs of
+# one build). On this machine a server's user-space perf samples per request track them.
 #
 # How: each server runs under `valgrind --tool=callgrind` with collection switched on only
 # inside its serving thread's main function (so start-up, the acceptor's own accepts and
