@@ -207,7 +207,9 @@ pub fn run(addr: SocketAddr, mode: Mode, on_listen: impl FnOnce(SocketAddr)) -> 
 }
 
 /// Polls every queued task once; a finished one is removed (its socket closes, which
-/// takes it out of the epoll set).
+/// takes it out of the epoll set). A key can outlive its task in the queue; if an
+/// accept has reused the slot meanwhile, the new task gets a spurious poll, which
+/// futures allow.
 fn poll_woken(tasks: &mut Slab<Task>) {
     while let Some(key) = RUN_QUEUE.with(|q| q.borrow_mut().pop_front()) {
         let Some(task) = tasks.get_mut(key) else { continue };
