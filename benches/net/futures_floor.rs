@@ -30,14 +30,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::task::{Context, Poll, Wake, Waker};
 
-use mio::net::{TcpListener, TcpStream};
-use mio::{Events, Interest, Token};
+use mio::Events;
+use mio::net::TcpStream;
 use netloop::io::{AsyncRead, AsyncWrite, ReadBuf};
 use slab::Slab;
 
+use super::mio_server::{LISTENER, accept_each, listen, wait_for_events};
 use super::{Mode, echo, http};
-
-const LISTENER: Token = Token(usize::MAX);
 
 thread_local! {
     /// Keys of the tasks woken since they were last polled.
@@ -176,20 +175,16 @@ struct Task {
 pub fn run(addr: SocketAddr, mode: Mode, on_listen: impl FnOnce(SocketAddr)) -> io::Result<()> {
     let mut poll = mio::Poll::new()?;
     let mut events = Events::with_capacity(1024);
-    let mut listener = TcpListener::bind(addr)?;
-    poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
-    on_listen(listener.local_addr()?);
+    let listener = listen(&poll, addr, on_listen)?;
 
     let mut tasks: Slab<Task> = Slab::with_capacity(1024);
     loop {
-        match poll.poll(&mut events, None) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
+        wait_for_events(&mut poll, &mut events)?;
         for event in events.iter() {
             if event.token() == LISTENER {
-                accept_all(&poll, &listener, &mut tasks, mode);
+                accept_each(&poll, &listener, &mut tasks, mode, |socket, key| {
+                    spawn(socket, key, mode)
+                });
                 continue;
             }
             let Some(task) = tasks.get(event.token().0) else {
@@ -221,44 +216,24 @@ fn poll_woken(tasks: &mut Slab<Task>) {
     }
 }
 
-fn accept_all(poll: &mio::Poll, listener: &TcpListener, tasks: &mut Slab<Task>, mode: Mode) {
-    loop {
-        match listener.accept() {
-            Ok((mut socket, _peer)) => {
-                let entry = tasks.vacant_entry();
-                let key = entry.key();
-                if poll
-                    .registry()
-                    .register(&mut socket, Token(key), Interest::READABLE | Interest::WRITABLE)
-                    .is_err()
-                {
-                    continue;
-                }
-                let io = Rc::new(IoState::default());
-                let stream = FloorStream { socket, io: io.clone() };
-                let future: Pin<Box<dyn Future<Output = ()>>> = match mode {
-                    Mode::Echo => Box::pin(echo(stream)),
-                    Mode::Http => {
-                        let _ = stream.socket.set_nodelay(true);
-                        Box::pin(http(stream))
-                    }
-                };
-                let waker_state = Arc::new(TaskWaker {
-                    key,
-                    queued: AtomicBool::new(true),
-                });
-                RUN_QUEUE.with(|q| q.borrow_mut().push_back(key));
-                entry.insert(Task {
-                    future,
-                    waker: Waker::from(waker_state.clone()),
-                    waker_state,
-                    io,
-                });
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return,
-        }
+/// A connection's task, queued for its first poll.
+fn spawn(socket: TcpStream, key: usize, mode: Mode) -> Task {
+    let io = Rc::new(IoState::default());
+    let stream = FloorStream { socket, io: io.clone() };
+    let future: Pin<Box<dyn Future<Output = ()>>> = match mode {
+        Mode::Echo => Box::pin(echo(stream)),
+        Mode::Http => Box::pin(http(stream)),
+    };
+    let waker_state = Arc::new(TaskWaker {
+        key,
+        queued: AtomicBool::new(true),
+    });
+    RUN_QUEUE.with(|q| q.borrow_mut().push_back(key));
+    Task {
+        future,
+        waker: Waker::from(waker_state.clone()),
+        waker_state,
+        io,
     }
 }
 

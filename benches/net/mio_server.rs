@@ -18,7 +18,8 @@ use slab::Slab;
 
 use super::{ECHO_BUFFER, HTTP_CHUNK, HttpConn, Mode, Next};
 
-const LISTENER: Token = Token(usize::MAX);
+/// The listener's token (connections' tokens are their slab keys).
+pub(super) const LISTENER: Token = Token(usize::MAX);
 
 struct Conn {
     stream: TcpStream,
@@ -43,9 +44,7 @@ enum Outcome {
 pub fn run(addr: SocketAddr, mode: Mode, on_listen: impl FnOnce(SocketAddr)) -> io::Result<()> {
     let mut poll = Poll::new()?;
     let mut events = Events::with_capacity(1024);
-    let mut listener = TcpListener::bind(addr)?;
-    poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
-    on_listen(listener.local_addr()?);
+    let listener = listen(&poll, addr, on_listen)?;
 
     let mut conns: Slab<Conn> = Slab::with_capacity(1024);
     let mut buf = vec![
@@ -56,14 +55,17 @@ pub fn run(addr: SocketAddr, mode: Mode, on_listen: impl FnOnce(SocketAddr)) -> 
         }
     ];
     loop {
-        match poll.poll(&mut events, None) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
+        wait_for_events(&mut poll, &mut events)?;
         for event in events.iter() {
             if event.token() == LISTENER {
-                accept_all(&poll, &listener, &mut conns, mode);
+                accept_each(&poll, &listener, &mut conns, mode, |stream, _key| Conn {
+                    stream,
+                    readable: false,
+                    pending: Vec::new(),
+                    sent: 0,
+                    close_after_flush: false,
+                    http: (mode == Mode::Http).then(HttpConn::new),
+                });
                 continue;
             }
             let key = event.token().0;
@@ -84,30 +86,52 @@ pub fn run(addr: SocketAddr, mode: Mode, on_listen: impl FnOnce(SocketAddr)) -> 
     }
 }
 
-fn accept_all(poll: &Poll, listener: &TcpListener, conns: &mut Slab<Conn>, mode: Mode) {
+/// Binds `addr`, registers the listener for readable edges under [`LISTENER`], and
+/// tells `on_listen` the bound address. Shared with the futures floor, as are
+/// [`wait_for_events`] and [`accept_each`], so that both floors accept alike.
+pub(super) fn listen(poll: &Poll, addr: SocketAddr, on_listen: impl FnOnce(SocketAddr)) -> io::Result<TcpListener> {
+    let mut listener = TcpListener::bind(addr)?;
+    poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
+    on_listen(listener.local_addr()?);
+    Ok(listener)
+}
+
+/// Blocks until events come; a signal's interruption waits again.
+#[inline]
+pub(super) fn wait_for_events(poll: &mut Poll, events: &mut Events) -> io::Result<()> {
+    loop {
+        match poll.poll(events, None) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            result => return result,
+        }
+    }
+}
+
+/// Accepts every connection waiting on `listener`: `TCP_NODELAY` for HTTP, registered
+/// for read and write edges under its key in `table`, where `make` builds its entry.
+pub(super) fn accept_each<T>(
+    poll: &Poll,
+    listener: &TcpListener,
+    table: &mut Slab<T>,
+    mode: Mode,
+    mut make: impl FnMut(TcpStream, usize) -> T,
+) {
     loop {
         match listener.accept() {
             Ok((mut stream, _peer)) => {
                 if mode == Mode::Http {
                     let _ = stream.set_nodelay(true);
                 }
-                let entry = conns.vacant_entry();
-                let token = Token(entry.key());
+                let entry = table.vacant_entry();
+                let key = entry.key();
                 if poll
                     .registry()
-                    .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
+                    .register(&mut stream, Token(key), Interest::READABLE | Interest::WRITABLE)
                     .is_err()
                 {
                     continue;
                 }
-                entry.insert(Conn {
-                    stream,
-                    readable: false,
-                    pending: Vec::new(),
-                    sent: 0,
-                    close_after_flush: false,
-                    http: (mode == Mode::Http).then(HttpConn::new),
-                });
+                entry.insert(make(stream, key));
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
