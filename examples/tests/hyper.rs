@@ -28,8 +28,15 @@ fn hyper_client_gets_200_from_the_hyper_example() {
                 let _ = conn.await;
             });
             let mut bodies = vec![];
-            // Two requests on one keep-alive connection.
+            // Two requests on one keep-alive connection. hyper's `SendRequest` takes a
+            // request only once the connection is ready for it: after a response, the
+            // connection task may not yet have gone back to idle, and a request sent
+            // then fails with `Canceled` ("connection was not ready").
             for _ in 0..2 {
+                sender
+                    .ready()
+                    .await
+                    .expect("the connection is ready for another request");
                 let req = hyper::Request::builder()
                     .uri(format!("http://{addr}/"))
                     .header(hyper::header::HOST, addr.to_string())
