@@ -497,7 +497,7 @@ impl Driver {
         if self.selector.events.is_empty() {
             return (0, 0);
         }
-        let (mut io_events, mut wakeups) = (0, 0);
+        let (mut io_events, mut wakeups, mut remote) = (0, 0, 0);
         for event in self.selector.events.iter() {
             if event.token() == WAKER_TOKEN {
                 wakeups += 1;
@@ -508,10 +508,11 @@ impl Driver {
             // iteration's select; the registration set frees a registration only at
             // `release_pending`, which runs before select, so it is still allocated.
             let io = unsafe { ScheduledIo::from_token(event.token()) };
-            io.set_readiness(Ready::from_mio(event), Some(core), &mut self.wake_buf);
+            remote += io.set_readiness(Ready::from_mio(event), Some(core), &mut self.wake_buf);
         }
         self.selector.clear();
         self.counters.io_events += io_events;
+        self.counters.io_wakes_remote += remote;
         self.counters.wakeups_received += wakeups;
         if !self.wake_buf.is_empty() {
             // Wakers other than loop tasks' (see `ScheduledIo::set_readiness`).

@@ -357,6 +357,7 @@ impl EventLoopHandle {
             pending_tasks: s.inbox.len() + p.local_pending.load(Relaxed) as usize,
             tasks_run: p.tasks_run.load(Relaxed),
             io_events: p.io_events.load(Relaxed),
+            io_wakes_remote: p.io_wakes_remote.load(Relaxed),
             iterations: p.iterations.load(Relaxed),
             wakeups_sent: s.producers.wakeups_sent.load(Relaxed),
             wakeups_suppressed: s.producers.wakeups_suppressed.load(Relaxed),

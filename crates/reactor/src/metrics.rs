@@ -23,6 +23,12 @@ pub struct LoopMetrics {
     pub tasks_run: u64,
     /// I/O readiness events processed (the loop's own wakeups not included).
     pub io_events: u64,
+    /// Readiness wakes that crossed to another thread: the waiting task lives on
+    /// another loop, or is not a loop task at all (`block_on` on a plain thread, a
+    /// foreign waker). A connection whose task runs on the loop its socket is
+    /// registered with adds nothing here; each wake counted cost an inbox push and,
+    /// if the other loop slept, an eventfd write.
+    pub io_wakes_remote: u64,
     /// Loop iterations (select, process I/O, run tasks).
     pub iterations: u64,
     /// Eventfd writes producers actually made to wake the loop.
@@ -74,6 +80,7 @@ pub(crate) struct ProducerCounters {
 pub(crate) struct Published {
     pub(crate) tasks_run: AtomicU64,
     pub(crate) io_events: AtomicU64,
+    pub(crate) io_wakes_remote: AtomicU64,
     pub(crate) iterations: AtomicU64,
     pub(crate) wakeups_received: AtomicU64,
     pub(crate) premature_wakeups: AtomicU64,
@@ -94,6 +101,7 @@ pub(crate) struct Published {
 pub(crate) struct LoopCounters {
     pub(crate) tasks_run: u64,
     pub(crate) io_events: u64,
+    pub(crate) io_wakes_remote: u64,
     pub(crate) iterations: u64,
     pub(crate) wakeups_received: u64,
     pub(crate) premature_wakeups: u64,
@@ -107,6 +115,7 @@ impl Published {
     pub(crate) fn publish(&self, c: &LoopCounters, local_pending: usize, scheduled: usize, live: usize) {
         self.tasks_run.store(c.tasks_run, Relaxed);
         self.io_events.store(c.io_events, Relaxed);
+        self.io_wakes_remote.store(c.io_wakes_remote, Relaxed);
         self.iterations.store(c.iterations, Relaxed);
         self.wakeups_received.store(c.wakeups_received, Relaxed);
         self.premature_wakeups.store(c.premature_wakeups, Relaxed);

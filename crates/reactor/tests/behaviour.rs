@@ -586,6 +586,89 @@ fn io_readiness_wakes_a_task_reading_a_unix_stream() {
     });
 }
 
+/// A deferred source registers at its first use: with the loop driving that thread,
+/// or with its fallback off every loop. Unused, it holds no registration, and
+/// `into_inner` and drop work without one.
+#[test]
+fn a_deferred_poll_evented_registers_at_first_use() {
+    with_timeout(5, || {
+        let first = start_loop();
+        let second = start_loop();
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let pe = PollEvented::new_deferred(a, Interest::READABLE, first.handle.clone());
+        assert!(pe.registered_loop().is_none(), "not registered before its first use");
+        assert_eq!(first.handle.metrics().registrations, 0);
+        // First used on `second`'s thread: registered there, not with the fallback.
+        b.write_all(b"x").unwrap();
+        let (pe, on) = on_loop(&second.handle, move || {
+            let on = pe.registration().unwrap().handle();
+            (pe, on)
+        });
+        assert!(on == second.handle, "registered with the loop that used it first");
+        assert!(pe.registered_loop().unwrap() == second.handle);
+        assert_eq!(
+            (
+                first.handle.metrics().registrations,
+                second.handle.metrics().registrations
+            ),
+            (0, 1)
+        );
+        // Readiness reaches it: the byte written before registration is reported.
+        let (tx, rx) = mpsc::channel();
+        second
+            .handle
+            .spawn(async move {
+                let mut buf = [0u8; 4];
+                let n = poll_fn(|cx| pe.poll_read_io(cx, |mut s| s.read(&mut buf))).await;
+                tx.send(n.map(|n| buf[..n].to_vec())).unwrap();
+            })
+            .unwrap()
+            .detach();
+        assert_eq!(recv(&rx, secs(2), "the deferred source's read").unwrap(), b"x");
+        wait_until(secs(1), "the registration to go with its task", || {
+            second.handle.metrics().registrations == 0
+        });
+
+        // First used off every loop: the fallback takes it.
+        let (c, _d) = UnixStream::pair().unwrap();
+        let pe = PollEvented::new_deferred(c, Interest::READABLE, first.handle.clone());
+        assert!(pe.registration().unwrap().handle() == first.handle);
+        assert_eq!(first.handle.metrics().registrations, 1);
+        let c = pe.into_inner().expect("deregisters what first use registered");
+        assert_eq!(first.handle.metrics().registrations, 0);
+
+        // Never used: nothing to deregister, the source comes back whole.
+        let pe = PollEvented::new_deferred(c, Interest::READABLE, first.handle.clone());
+        let c = pe
+            .into_inner()
+            .expect("an unused deferred source has nothing to deregister");
+        drop(PollEvented::new_deferred(c, Interest::READABLE, first.handle.clone()));
+        assert_eq!(first.handle.metrics().registrations, 0);
+        first.shutdown(secs(1));
+        second.shutdown(secs(1));
+    });
+}
+
+/// A deferred source whose loop shut down before its first use fails that use and
+/// every later one with an error, not a panic.
+#[test]
+fn a_deferred_poll_evented_on_a_shut_down_loop_fails_each_use() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let handle = r.handle.clone();
+        r.shutdown(secs(1));
+        let (a, _b) = UnixStream::pair().unwrap();
+        let pe = PollEvented::new_deferred(a, Interest::READABLE, handle);
+        for _ in 0..2 {
+            let e = pe.registration().expect_err("the loop has shut down");
+            assert!(e.to_string().contains("shut down"), "{e}");
+        }
+        assert!(pe.registered_loop().is_none());
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(matches!(pe.poll_read_ready(&mut cx), Poll::Ready(Err(_))));
+    });
+}
+
 #[test]
 fn dropping_a_poll_evented_lowers_registrations() {
     with_timeout(5, || {

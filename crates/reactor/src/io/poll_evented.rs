@@ -1,10 +1,12 @@
 //! `PollEvented`: a mio source registered with one loop.
 
 use std::io;
-use std::sync::Arc;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, ready};
 
 use mio::event::Source;
+use mio::unix::SourceFd;
 
 use super::Interest;
 use super::ready::Direction;
@@ -134,16 +136,35 @@ impl Drop for Registration {
 /// Dropping it deregisters the source from the loop's `Poll`, then drops the source
 /// (closing the socket). It may be moved to a task on another loop: readiness is still
 /// delivered by the loop it is registered with, and wakes cross threads correctly.
+///
+/// A source made with [`new_deferred`](Self::new_deferred) is registered at its first
+/// use instead, with the loop that uses it: an accepted connection handed to a task on
+/// another loop is then registered there, and its readiness wakes stay on one thread.
 pub struct PollEvented<S: Source> {
     source: Option<S>,
-    registration: Registration,
+    /// Set once, at construction or at the first use of a deferred source; an error
+    /// is kept (a loop that shut down does not come back).
+    registration: OnceLock<io::Result<Registration>>,
+    /// What a deferred source registers with; `None` for a source registered at
+    /// construction. Immutable after construction.
+    deferred: Option<Deferred>,
+}
+
+/// What the first use of a deferred source needs to register it.
+struct Deferred {
+    /// The source's descriptor: it is registered and deregistered through a
+    /// `SourceFd`, since only `&self` is at hand at first use.
+    fd: RawFd,
+    interest: Interest,
+    /// The loop used if the first use is on a thread that drives none.
+    fallback: EventLoopHandle,
 }
 
 impl<S: Source + std::fmt::Debug> std::fmt::Debug for PollEvented<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PollEvented")
             .field("source", &self.source)
-            .field("registration", &self.registration)
+            .field("registration", &self.registration.get())
             .finish()
     }
 }
@@ -165,8 +186,32 @@ impl<S: Source> PollEvented<S> {
         let registration = Registration::new(handle, &mut source, interest)?;
         Ok(PollEvented {
             source: Some(source),
-            registration,
+            registration: OnceLock::from(Ok(registration)),
+            deferred: None,
         })
+    }
+
+    /// Takes `source` without registering it yet: its first use (a wait, an
+    /// operation, [`registration`](Self::registration)) registers it with the loop
+    /// driving that thread, or with `fallback` on a thread that drives none.
+    ///
+    /// This is how a new connection joins the loop that runs its task (Netty
+    /// registers a channel with the loop `next()` gave it): the acceptor does not know
+    /// that loop, the first poll does. A registration that fails there (the loop has
+    /// shut down, the OS refuses) fails that use and every later one.
+    pub fn new_deferred(source: S, interest: Interest, fallback: EventLoopHandle) -> Self
+    where
+        S: AsRawFd,
+    {
+        PollEvented {
+            deferred: Some(Deferred {
+                fd: source.as_raw_fd(),
+                interest,
+                fallback,
+            }),
+            source: Some(source),
+            registration: OnceLock::new(),
+        }
     }
 
     /// The source.
@@ -180,34 +225,86 @@ impl<S: Source> PollEvented<S> {
         self.source.as_mut().expect("source present until drop")
     }
 
-    /// The registration (readiness and wakers).
-    pub fn registration(&self) -> &Registration {
-        &self.registration
+    /// The registration (readiness and wakers); registers a deferred source.
+    #[inline]
+    pub fn registration(&self) -> io::Result<&Registration> {
+        match self.registration.get() {
+            Some(Ok(registration)) => Ok(registration),
+            _ => self.register_deferred(),
+        }
+    }
+
+    /// The first use of a deferred source, or a registration that failed. Racing
+    /// first uses on two threads register once: the `OnceLock` runs one of them.
+    #[cold]
+    fn register_deferred(&self) -> io::Result<&Registration> {
+        let registered = self.registration.get_or_init(|| {
+            let deferred = self
+                .deferred
+                .as_ref()
+                .expect("a PollEvented is registered at construction unless deferred");
+            let handle = EventLoopHandle::current().unwrap_or_else(|| deferred.fallback.clone());
+            Registration::new(&handle, &mut SourceFd(&deferred.fd), deferred.interest)
+        });
+        match registered {
+            Ok(registration) => Ok(registration),
+            // io::Error is not Clone: each failed use gets its own copy.
+            Err(e) => Err(match e.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code),
+                None => io::Error::new(e.kind(), e.to_string()),
+            }),
+        }
+    }
+
+    /// The loop this source is registered with; `None` while a deferred source has
+    /// not been used (or its registration failed).
+    pub fn registered_loop(&self) -> Option<EventLoopHandle> {
+        match self.registration.get() {
+            Some(Ok(registration)) => Some(registration.handle()),
+            _ => None,
+        }
     }
 
     /// Deregisters and returns the source.
     pub fn into_inner(mut self) -> io::Result<S> {
         let mut source = self.source.take().expect("source present until drop");
-        self.registration.shared.registry.deregister(&mut source)?;
+        self.deregister(&mut source)?;
         Ok(source)
+    }
+
+    /// Removes `source` from its loop's `Poll`, if it was ever registered.
+    fn deregister(&self, source: &mut S) -> io::Result<()> {
+        let Some(Ok(registration)) = self.registration.get() else {
+            return Ok(());
+        };
+        let registry = &registration.shared.registry;
+        match &self.deferred {
+            // Registered through a `SourceFd`: mio's own source never saw the
+            // registry, so it is deregistered the same way.
+            Some(deferred) => registry.deregister(&mut SourceFd(&deferred.fd)),
+            None => registry.deregister(source),
+        }
     }
 
     /// See [`Registration::poll_ready`] for reads.
     #[inline]
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
-        self.registration.poll_ready(cx, Direction::Read)
+        self.registration()?.poll_ready(cx, Direction::Read)
     }
 
     /// See [`Registration::poll_ready`] for writes.
     #[inline]
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
-        self.registration.poll_ready(cx, Direction::Write)
+        self.registration()?.poll_ready(cx, Direction::Write)
     }
 
-    /// See [`Registration::clear_readiness`].
+    /// See [`Registration::clear_readiness`]. An event comes from a registration, so
+    /// there is one to clear it on.
     #[inline]
     pub fn clear_readiness(&self, event: ReadyEvent) {
-        self.registration.clear_readiness(event);
+        if let Some(Ok(registration)) = self.registration.get() {
+            registration.clear_readiness(event);
+        }
     }
 
     /// A read-side operation on the source, retried across `WouldBlock`.
@@ -217,7 +314,7 @@ impl<S: Source> PollEvented<S> {
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
-        self.registration.poll_io(cx, Direction::Read, || op(source))
+        self.registration()?.poll_io(cx, Direction::Read, || op(source))
     }
 
     /// A write-side operation on the source, retried across `WouldBlock`.
@@ -227,13 +324,13 @@ impl<S: Source> PollEvented<S> {
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
-        self.registration.poll_io(cx, Direction::Write, || op(source))
+        self.registration()?.poll_io(cx, Direction::Write, || op(source))
     }
 
     /// One non-waiting attempt; see [`Registration::try_io`].
     pub fn try_io<R>(&self, direction: Direction, op: impl FnOnce(&S) -> io::Result<R>) -> io::Result<R> {
         let source = self.get_ref();
-        self.registration.try_io(direction, || op(source))
+        self.registration()?.try_io(direction, || op(source))
     }
 }
 
@@ -241,7 +338,7 @@ impl<S: Source> Drop for PollEvented<S> {
     fn drop(&mut self) {
         if let Some(mut source) = self.source.take() {
             // Best effort: the loop may already have closed its Poll.
-            let _ = self.registration.shared.registry.deregister(&mut source);
+            let _ = self.deregister(&mut source);
         }
     }
 }

@@ -28,22 +28,32 @@ use crate::sync::{AtomicPtr, AtomicUsize, Mutex};
 /// another waker replaces it or the registration is dropped.
 ///
 /// Any other waker could run arbitrary code, so it is taken and goes to `wakers`.
-fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Core>, wakers: &mut Vec<Waker>) {
+///
+/// Returns 1 if the wake crosses to another thread (a task of another loop, or any
+/// waker that is not a loop task's), 0 otherwise: the loop counts these as
+/// [`io_wakes_remote`](crate::LoopMetrics::io_wakes_remote).
+fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Core>, wakers: &mut Vec<Waker>) -> u64 {
     match slot {
         // The common case for the writer's slot: epoll reports a writable socket with
         // every readable edge.
-        None => {}
+        None => 0,
         Some(waker) if crate::loop_task::is_loop_task_waker(waker) => {
             let data = waker.data().cast_mut();
             if armed.swap(disarmed(data), AcqRel) != data {
                 // Woken already since it last registered.
-                return;
+                return 0;
             }
-            if !core.is_some_and(|core| crate::loop_task::wake_by_ref_on(core, waker)) {
+            if core.is_some_and(|core| crate::loop_task::wake_by_ref_on(core, waker)) {
+                0
+            } else {
                 waker.wake_by_ref();
+                1
             }
         }
-        Some(_) => wakers.extend(slot.take()),
+        Some(_) => {
+            wakers.extend(slot.take());
+            1
+        }
     }
 }
 
@@ -139,20 +149,23 @@ impl ScheduledIo {
     /// Loop side: record an event and wake the waiters it concerns. A loop task's
     /// waker is woken in place and stays in its slot, disarmed (see [`wake_waiter`]),
     /// directly on `core` when its task is on that loop; any other waker is moved to
-    /// `wakers`, for the caller to wake once no lock is held.
-    pub(crate) fn set_readiness(&self, ready: Ready, core: Option<&Core>, wakers: &mut Vec<Waker>) {
+    /// `wakers`, for the caller to wake once no lock is held. Returns how many of the
+    /// wakes cross to another thread (see [`wake_waiter`]).
+    pub(crate) fn set_readiness(&self, ready: Ready, core: Option<&Core>, wakers: &mut Vec<Waker>) -> u64 {
         let _ = self.readiness.fetch_update(AcqRel, Acquire, |word| {
             let (old, shut, tick) = decode(word);
             let tick = tick.wrapping_add(1) & (usize::MAX >> TICK_SHIFT);
             Some((tick << TICK_SHIFT) | if shut { SHUTDOWN } else { 0 } | (old | ready).bits() as usize)
         });
         let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        let mut remote = 0;
         if !(ready & Direction::Read.mask()).is_empty() {
-            wake_waiter(&mut w.reader, &self.armed[0], core, wakers);
+            remote += wake_waiter(&mut w.reader, &self.armed[0], core, wakers);
         }
         if !(ready & Direction::Write.mask()).is_empty() {
-            wake_waiter(&mut w.writer, &self.armed[1], core, wakers);
+            remote += wake_waiter(&mut w.writer, &self.armed[1], core, wakers);
         }
+        remote
     }
 
     /// Loop side, at termination: fail every later operation, and hand both halves'
