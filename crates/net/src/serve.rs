@@ -104,7 +104,11 @@ impl Serve {
             max_per_loop: self.max_connections_per_loop,
             handler: Arc::new(handler),
         };
-        let boss = self.listener.io.registration().handle();
+        let boss = self
+            .listener
+            .io
+            .registered_loop()
+            .expect("a listener is registered when it is made");
         let listener = self.listener;
         spawn_on(&boss, async move { acceptor.run(listener).await })
     }

@@ -28,6 +28,7 @@
 
 mod blocking;
 mod group;
+pub mod placement;
 pub mod runtime;
 pub mod task;
 pub mod time;

@@ -14,9 +14,10 @@ use crate::registration::register;
 
 /// A TCP socket server, listening for connections (tokio's `net::TcpListener`).
 ///
-/// Accepted streams are registered with the loop of the task that accepts them. To
-/// spread connections over every loop of the runtime, as Netty's boss/worker groups
-/// do, hand the listener to [`serve`](crate::serve).
+/// Accepted connections spread over the runtime's loops: the accepting task's next
+/// `spawn` goes to the runtime's next loop, and the stream registers with the loop
+/// that first uses it. [`serve`](crate::serve) does the same with a per-loop
+/// connection cap and a `!Send` handler.
 pub struct TcpListener {
     pub(crate) io: PollEvented<mio::net::TcpListener>,
 }
@@ -55,9 +56,19 @@ impl TcpListener {
     }
 
     /// Polls to accept a connection.
+    ///
+    /// The new stream is registered with a loop at its first use, by the loop that
+    /// uses it; and the accepting task's next `spawn` goes to the runtime's next loop
+    /// (Netty's `childGroup.next()`). So the usual accept-and-spawn loop spreads its
+    /// connections over every loop, each woken on its own loop's thread.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         let (stream, addr) = ready!(self.poll_accept_raw(cx))?;
-        Poll::Ready(TcpStream::new(stream).map(|s| (s, addr)))
+        let fallback = self
+            .io
+            .registered_loop()
+            .expect("a listener is registered when it is made");
+        netloop_scheduler::placement::connection_accepted();
+        Poll::Ready(Ok((TcpStream::new_deferred(stream, fallback), addr)))
     }
 
     /// Accepts without registering the new socket (the acceptor registers it on the

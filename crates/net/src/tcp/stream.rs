@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
+use netloop_reactor::EventLoopHandle;
 use netloop_reactor::io::{Direction, PollEvented, Ready};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -19,10 +20,11 @@ use crate::registration::register;
 
 /// A TCP connection (tokio's `net::TcpStream`).
 ///
-/// It is registered with the event loop current where it was created (for a stream
-/// handed out by [`serve`](crate::serve), the loop that will run its handler). It may be
-/// moved to a task on another loop: readiness still comes from its own loop and wakes
-/// cross threads correctly. Every operation spends the cooperative budget; reads and
+/// A connected stream is registered with the event loop current where it was
+/// created; an accepted one with the loop where it is first used (for a stream handed
+/// out by [`serve`](crate::serve), the loop that runs its handler). It may be moved
+/// to a task on another loop after that: readiness still comes from its own loop and
+/// wakes cross threads correctly. Every operation spends the cooperative budget; reads and
 /// writes run until the OS says `WouldBlock` (or is short), as edge-triggered epoll
 /// requires.
 pub struct TcpStream {
@@ -69,6 +71,14 @@ impl TcpStream {
         Ok(TcpStream {
             io: register(stream, mio::Interest::READABLE | mio::Interest::WRITABLE)?,
         })
+    }
+
+    /// An accepted stream, registered at its first use by the loop that uses it
+    /// (`fallback`, the listener's loop, if that use is off every loop).
+    pub(crate) fn new_deferred(stream: mio::net::TcpStream, fallback: EventLoopHandle) -> TcpStream {
+        TcpStream {
+            io: PollEvented::new_deferred(stream, mio::Interest::READABLE | mio::Interest::WRITABLE, fallback),
+        }
     }
 
     /// Wraps a std stream (setting it non-blocking), registered with the current loop.

@@ -30,6 +30,7 @@ pub use builder::Builder;
 
 use crate::blocking::BlockingPool;
 use crate::group::EventLoopGroup;
+use crate::placement::spawn_loop_of;
 use crate::task::JoinHandle;
 use crate::task::spawn::spawn_on;
 
@@ -120,15 +121,16 @@ impl Handle {
         context::current().ok_or(TryCurrentError(()))
     }
 
-    /// Spawns a future. Called from one of this runtime's loops, it stays on that loop;
-    /// otherwise it goes to the group's next loop.
+    /// Spawns a future. Called from one of this runtime's loops, it stays on that loop
+    /// (unless its task just accepted a connection: see `task::spawn`); otherwise it
+    /// goes to the group's next loop.
     #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        spawn_on(self.loop_for_spawn(), future)
+        spawn_on(spawn_loop_of(self), future)
     }
 
     /// Runs a blocking closure on the blocking pool.
@@ -206,14 +208,6 @@ impl Handle {
     /// `schedule*`, `in_event_loop`, metrics, `next()`).
     pub fn event_loops(&self) -> &EventLoopGroup {
         &self.inner.group
-    }
-
-    /// The loop a spawn from this thread lands on: the current loop if it is one of
-    /// ours (affinity), otherwise the next one round-robin.
-    pub(crate) fn loop_for_spawn(&self) -> &EventLoopHandle {
-        let group = &self.inner.group;
-        EventLoopHandle::with_current(|current| current.and_then(|c| group.iter().find(|l| *l == c)))
-            .unwrap_or_else(|| group.next())
     }
 
     /// Calls `f` with the runtime this thread is in, borrowed (no reference-count

@@ -20,6 +20,10 @@ pub struct Id(u64);
 const ID_BLOCK: u64 = 1024;
 
 impl Id {
+    pub(crate) fn as_u64(self) -> u64 {
+        self.0
+    }
+
     pub(crate) fn next() -> Id {
         static NEXT_BLOCK: AtomicU64 = AtomicU64::new(1);
         thread_local! {

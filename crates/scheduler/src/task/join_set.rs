@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use super::join::{AbortHandle, Id, JoinError, JoinHandle};
-use super::spawn::{spawn_with, with_spawn_loop};
+use super::spawn::spawn_with;
+use crate::placement::{spawn_loop_of, with_spawn_loop};
 use crate::runtime::Handle;
 
 /// Completed task ids, pushed by the tasks themselves as they finish.
@@ -232,7 +233,7 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        self.spawn_on_loop(handle.loop_for_spawn(), future)
+        self.spawn_on_loop(spawn_loop_of(handle), future)
     }
 
     fn spawn_on_loop<F>(&mut self, event_loop: &netloop_reactor::EventLoopHandle, future: F) -> AbortHandle

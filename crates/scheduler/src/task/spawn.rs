@@ -5,19 +5,8 @@ use std::future::Future;
 use netloop_reactor::{EventLoopHandle, SpawnLocalError};
 
 use super::join::{Id, JoinHandle, identify};
+use crate::placement::with_spawn_loop;
 use crate::runtime::Handle;
-
-/// Calls `f` with the loop a spawn from this thread lands on: the loop this thread
-/// drives (affinity), otherwise the current runtime's next one (what `Handle::spawn`
-/// would pick, without asking again which loop this thread drives). Panics outside a
-/// runtime, as tokio's `spawn` does.
-#[track_caller]
-pub(crate) fn with_spawn_loop<R>(f: impl FnOnce(&EventLoopHandle) -> R) -> R {
-    EventLoopHandle::with_current(|current| match current {
-        Some(current) => f(current),
-        None => Handle::with_current(|handle| f(handle.inner.group.next())),
-    })
-}
 
 /// Spawns `future` on `event_loop`, for life.
 pub(crate) fn spawn_on<F>(event_loop: &EventLoopHandle, future: F) -> JoinHandle<F::Output>
@@ -43,7 +32,9 @@ where
 /// Spawns a `Send` future (tokio's `task::spawn`).
 ///
 /// Called on an event loop, the task stays on that loop for life; called elsewhere in a
-/// runtime's context, it goes to the runtime's next loop. Panics outside a runtime.
+/// runtime's context, it goes to the runtime's next loop. One exception spreads
+/// connections as Netty does: the first spawn by a task after it accepted a connection
+/// goes to the runtime's next loop (see `docs/affinity.md`). Panics outside a runtime.
 /// After shutdown the returned handle resolves to a cancelled [`JoinError`](super::JoinError).
 #[track_caller]
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>

@@ -1,0 +1,106 @@
+//! Which loop new work lands on: a spawned task, a new socket.
+//!
+//! The rule is affinity: work started on a loop stays on that loop, so a task and
+//! everything it spawns share a thread and wake each other without crossing threads.
+//! Work started off every loop (in `block_on` on a plain thread, after
+//! `Runtime::enter`) goes to the group's [`next`](crate::EventLoopGroup::next) loop.
+//!
+//! One exception spreads connections, as Netty's acceptor hands each new channel to
+//! `childGroup.next()`: once a task has accepted a connection
+//! ([`connection_accepted`]), its next `spawn` goes to the group's `next()` loop
+//! instead of its own. The ordinary tokio accept loop,
+//!
+//! ```ignore
+//! loop {
+//!     let (socket, _) = listener.accept().await?;
+//!     netloop::spawn(async move { handle(socket).await });
+//! }
+//! ```
+//!
+//! then serves its connections on every loop, while all other spawns keep their
+//! affinity. The accepted socket is registered at its first use, by the loop that
+//! uses it (see `PollEvented::new_deferred`), so the connection's readiness wakes its
+//! task on that task's own thread.
+
+use std::cell::Cell;
+use std::io;
+
+use netloop_reactor::EventLoopHandle;
+
+use crate::runtime::Handle;
+use crate::task::try_id;
+
+/// No accept is waiting for a spawn on this thread.
+const NONE: u64 = 0;
+/// An accept by code that runs outside any task (a loop's `block_on` future).
+const NO_TASK: u64 = u64::MAX;
+
+thread_local! {
+    /// The task on this thread that accepted a connection and has not spawned since,
+    /// by id ([`NO_TASK`] for code outside a task); [`NONE`] otherwise. Task ids
+    /// start at 1 and never reach `u64::MAX`.
+    static ACCEPTED_BY: Cell<u64> = const { Cell::new(NONE) };
+}
+
+fn current_task() -> u64 {
+    try_id().map_or(NO_TASK, |id| id.as_u64())
+}
+
+/// Records that the running task accepted a connection: its next `spawn` on this
+/// thread places the new task with the group's chooser (`next()`), not on this loop.
+///
+/// Called by the net crate's listeners. A task that accepts and handles the
+/// connection itself leaves the record behind; it is keyed by task, so another task's
+/// spawn on this thread ignores it, and the next accept replaces it.
+pub fn connection_accepted() {
+    if EventLoopHandle::with_current(|current| current.is_some()) {
+        let _ = ACCEPTED_BY.try_with(|a| a.set(current_task()));
+    }
+}
+
+/// True, once, if the running task accepted a connection since it last spawned.
+#[inline]
+fn take_accepted() -> bool {
+    ACCEPTED_BY
+        .try_with(|a| {
+            let by = a.get();
+            if by == NONE || by != current_task() {
+                return false;
+            }
+            a.set(NONE);
+            true
+        })
+        .unwrap_or(false)
+}
+
+/// Calls `f` with the loop a `spawn` from this thread lands on: this thread's loop
+/// (affinity) unless its task just accepted a connection, else the current
+/// runtime's next loop. Panics outside a runtime, as tokio's `spawn` does.
+#[track_caller]
+pub(crate) fn with_spawn_loop<R>(f: impl FnOnce(&EventLoopHandle) -> R) -> R {
+    EventLoopHandle::with_current(|current| match current {
+        Some(current) if !take_accepted() => f(current),
+        _ => Handle::with_current(|handle| f(handle.inner.group.next())),
+    })
+}
+
+/// The loop a spawn through `handle` lands on: this thread's loop if it is one of
+/// `handle`'s and its task did not just accept a connection, else `handle`'s next.
+pub(crate) fn spawn_loop_of(handle: &Handle) -> &EventLoopHandle {
+    let group = &handle.inner.group;
+    EventLoopHandle::with_current(|current| current.and_then(|c| group.iter().find(|l| *l == c)))
+        .filter(|_| !take_accepted())
+        .unwrap_or_else(|| group.next())
+}
+
+/// The loop a new socket registers with now: this thread's loop, else the current
+/// runtime's next. An error (not a panic) outside a runtime, naming what to do.
+pub fn registration_loop() -> io::Result<EventLoopHandle> {
+    if let Some(current) = EventLoopHandle::current() {
+        return Ok(current);
+    }
+    match Handle::try_current() {
+        Ok(handle) => Ok(handle.inner.group.next().clone()),
+        Err(e) => Err(io::Error::other(e.to_string())),
+    }
+}
