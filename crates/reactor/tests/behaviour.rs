@@ -649,8 +649,8 @@ fn a_deferred_poll_evented_registers_at_first_use() {
     });
 }
 
-/// A deferred source whose loop shut down before its first use fails that use and
-/// every later one with an error, not a panic.
+/// A deferred source whose loop shut down before its first use fails that use, and
+/// each later one, with an error, not a panic.
 #[test]
 fn a_deferred_poll_evented_on_a_shut_down_loop_fails_each_use() {
     with_timeout(5, || {

@@ -2,7 +2,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, ready};
 
 use mio::event::Source;
@@ -142,9 +142,9 @@ impl Drop for Registration {
 /// another loop is then registered there, and its readiness wakes stay on one thread.
 pub struct PollEvented<S: Source> {
     source: Option<S>,
-    /// Set once, at construction or at the first use of a deferred source; an error
-    /// is kept (a loop that shut down does not come back).
-    registration: OnceLock<io::Result<Registration>>,
+    /// Set once: at construction, or at the first use of a deferred source that
+    /// registers it.
+    registration: OnceLock<Registration>,
     /// What a deferred source registers with; `None` for a source registered at
     /// construction. Immutable after construction.
     deferred: Option<Deferred>,
@@ -158,6 +158,8 @@ struct Deferred {
     interest: Interest,
     /// The loop used if the first use is on a thread that drives none.
     fallback: EventLoopHandle,
+    /// Held while registering: racing first uses register the source once.
+    registering: Mutex<()>,
 }
 
 impl<S: Source + std::fmt::Debug> std::fmt::Debug for PollEvented<S> {
@@ -186,7 +188,7 @@ impl<S: Source> PollEvented<S> {
         let registration = Registration::new(handle, &mut source, interest)?;
         Ok(PollEvented {
             source: Some(source),
-            registration: OnceLock::from(Ok(registration)),
+            registration: OnceLock::from(registration),
             deferred: None,
         })
     }
@@ -198,7 +200,7 @@ impl<S: Source> PollEvented<S> {
     /// This is how a new connection joins the loop that runs its task (Netty
     /// registers a channel with the loop `next()` gave it): the acceptor does not know
     /// that loop, the first poll does. A registration that fails there (the loop has
-    /// shut down, the OS refuses) fails that use and every later one.
+    /// shut down, the OS refuses) fails that use; a later use tries again.
     pub fn new_deferred(source: S, interest: Interest, fallback: EventLoopHandle) -> Self
     where
         S: AsRawFd,
@@ -208,6 +210,7 @@ impl<S: Source> PollEvented<S> {
                 fd: source.as_raw_fd(),
                 interest,
                 fallback,
+                registering: Mutex::new(()),
             }),
             source: Some(source),
             registration: OnceLock::new(),
@@ -229,40 +232,32 @@ impl<S: Source> PollEvented<S> {
     #[inline]
     pub fn registration(&self) -> io::Result<&Registration> {
         match self.registration.get() {
-            Some(Ok(registration)) => Ok(registration),
-            _ => self.register_deferred(),
+            Some(registration) => Ok(registration),
+            None => self.register_deferred(),
         }
     }
 
-    /// The first use of a deferred source, or a registration that failed. Racing
-    /// first uses on two threads register once: the `OnceLock` runs one of them.
+    /// The first use of a deferred source (or a use after its registration failed).
     #[cold]
     fn register_deferred(&self) -> io::Result<&Registration> {
-        let registered = self.registration.get_or_init(|| {
-            let deferred = self
-                .deferred
-                .as_ref()
-                .expect("a PollEvented is registered at construction unless deferred");
-            let handle = EventLoopHandle::current().unwrap_or_else(|| deferred.fallback.clone());
-            Registration::new(&handle, &mut SourceFd(&deferred.fd), deferred.interest)
-        });
-        match registered {
-            Ok(registration) => Ok(registration),
-            // io::Error is not Clone: each failed use gets its own copy.
-            Err(e) => Err(match e.raw_os_error() {
-                Some(code) => io::Error::from_raw_os_error(code),
-                None => io::Error::new(e.kind(), e.to_string()),
-            }),
+        let deferred = self
+            .deferred
+            .as_ref()
+            .expect("a PollEvented is registered at construction unless deferred");
+        let _registering = deferred.registering.lock().unwrap_or_else(|e| e.into_inner());
+        // A racing first use may have registered it meanwhile.
+        if let Some(registration) = self.registration.get() {
+            return Ok(registration);
         }
+        let handle = EventLoopHandle::current().unwrap_or_else(|| deferred.fallback.clone());
+        let registration = Registration::new(&handle, &mut SourceFd(&deferred.fd), deferred.interest)?;
+        Ok(self.registration.get_or_init(|| registration))
     }
 
     /// The loop this source is registered with; `None` while a deferred source has
     /// not been used (or its registration failed).
     pub fn registered_loop(&self) -> Option<EventLoopHandle> {
-        match self.registration.get() {
-            Some(Ok(registration)) => Some(registration.handle()),
-            _ => None,
-        }
+        self.registration.get().map(Registration::handle)
     }
 
     /// Deregisters and returns the source.
@@ -274,7 +269,7 @@ impl<S: Source> PollEvented<S> {
 
     /// Removes `source` from its loop's `Poll`, if it was ever registered.
     fn deregister(&self, source: &mut S) -> io::Result<()> {
-        let Some(Ok(registration)) = self.registration.get() else {
+        let Some(registration) = self.registration.get() else {
             return Ok(());
         };
         let registry = &registration.shared.registry;
@@ -302,7 +297,7 @@ impl<S: Source> PollEvented<S> {
     /// there is one to clear it on.
     #[inline]
     pub fn clear_readiness(&self, event: ReadyEvent) {
-        if let Some(Ok(registration)) = self.registration.get() {
+        if let Some(registration) = self.registration.get() {
             registration.clear_readiness(event);
         }
     }
