@@ -118,7 +118,11 @@ fn parse() -> Result<Option<Args>, String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
-        let number = || value.parse::<u64>().map_err(|_| format!("{flag}: not a number: {value}"));
+        let number = || {
+            value
+                .parse::<u64>()
+                .map_err(|_| format!("{flag}: not a number: {value}"))
+        };
         match flag.as_str() {
             "--runtime" => args.runtime = value.clone(),
             "--workers" => args.workers = number()? as usize,
