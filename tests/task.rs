@@ -490,3 +490,74 @@ fn spawn_outside_a_runtime_panics() {
         assert!(std::panic::catch_unwind(|| task::spawn_pinned(|| async {})).is_err());
     });
 }
+
+// ---------------------------------------------------------------------------------
+// task::coop: consume_budget, unconstrained, cooperative
+// ---------------------------------------------------------------------------------
+
+/// Runs `busy` on a one-loop runtime beside a task that sets a flag; returns whether
+/// the flag was set when `busy` ended (i.e. whether `busy` gave the loop back).
+fn other_task_ran_during<F>(busy: impl FnOnce() -> F + Send + 'static) -> bool
+where
+    F: std::future::Future<Output = ()> + 'static,
+{
+    test_body(|| {
+        let rt = single_loop();
+        rt.block_on(async {
+            task::spawn_pinned(move || async move {
+                let ran = Rc::new(Cell::new(false));
+                let flag = ran.clone();
+                let other = task::spawn_local(async move { flag.set(true) });
+                busy().await;
+                let seen = ran.get();
+                other.await.unwrap();
+                seen
+            })
+            .await
+            .unwrap()
+        })
+    })
+}
+
+#[test]
+fn consume_budget_yields_to_the_loop_once_the_budget_is_spent() {
+    let ran = other_task_ran_during(|| async {
+        for _ in 0..1_000 {
+            task::consume_budget().await;
+        }
+    });
+    assert!(ran, "1,000 units is more than one poll's budget: the task yielded");
+}
+
+#[test]
+fn consume_budget_within_the_budget_does_not_yield() {
+    let ran = other_task_ran_during(|| async {
+        for _ in 0..10 {
+            task::consume_budget().await;
+        }
+    });
+    assert!(!ran, "10 units fit in one poll's budget");
+}
+
+#[test]
+fn unconstrained_never_yields_for_budget() {
+    let ran = other_task_ran_during(|| {
+        task::unconstrained(async {
+            for _ in 0..10_000 {
+                task::consume_budget().await;
+            }
+        })
+    });
+    assert!(!ran, "an unconstrained future keeps the loop");
+}
+
+#[test]
+fn cooperative_makes_an_always_ready_future_spend_budget() {
+    let ran = other_task_ran_during(|| async {
+        for _ in 0..1_000 {
+            task::coop::cooperative(std::future::ready(())).await;
+        }
+    });
+    assert!(ran, "1,000 cooperative polls spend more than one budget");
+    assert!(task::coop::has_budget_remaining(), "off a loop the budget is unlimited");
+}

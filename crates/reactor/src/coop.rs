@@ -46,6 +46,20 @@ pub(crate) fn with_budget<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Runs `f` with no budget at all, restoring the previous one afterwards: the
+/// operations inside never yield for budget (tokio's `task::unconstrained`).
+#[inline]
+pub fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(Option<u8>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let _ = CURRENT.try_with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(CURRENT.with(|c| c.replace(None)));
+    f()
+}
+
 /// Spends one unit, or returns `Pending` (after waking the task) when none is left.
 ///
 /// The returned guard gives the unit back when dropped unless
@@ -112,6 +126,26 @@ mod tests {
             assert!(poll_proceed(&mut cx).is_pending());
         });
         assert!(has_budget_remaining(), "outside a loop the budget is unlimited");
+    }
+
+    #[test]
+    fn unconstrained_never_runs_out_and_restores_the_budget() {
+        let mut cx = Context::from_waker(Waker::noop());
+        with_budget(|| {
+            let Poll::Ready(r) = poll_proceed(&mut cx) else {
+                panic!()
+            };
+            r.made_progress();
+            with_unconstrained(|| {
+                for _ in 0..10 * BUDGET as usize {
+                    let Poll::Ready(r) = poll_proceed(&mut cx) else {
+                        panic!("an unconstrained operation yielded")
+                    };
+                    r.made_progress();
+                }
+            });
+            assert_eq!(CURRENT.with(Cell::get), Some(BUDGET - 1), "the task's budget is back");
+        });
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! Tasks: futures pinned to event loops, with tokio's `task` API.
 
+pub mod coop;
 pub(crate) mod join;
 mod join_set;
 mod local;
 pub(crate) mod spawn;
 
+pub use coop::{Unconstrained, consume_budget, unconstrained};
 pub use join::{AbortHandle, Id, JoinError, JoinHandle, id, try_id};
 pub use join_set::JoinSet;
 pub use local::LocalSet;
