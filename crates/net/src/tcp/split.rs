@@ -1,7 +1,6 @@
 //! Borrowed halves of a `TcpStream` (tokio's `tcp::{ReadHalf, WriteHalf}`).
 
 use std::io::{self, IoSlice};
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -19,42 +18,11 @@ pub struct ReadHalf<'a>(pub(crate) &'a TcpStream);
 pub struct WriteHalf<'a>(pub(crate) &'a TcpStream);
 
 impl ReadHalf<'_> {
-    /// The peer's address.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.0.peer_addr()
-    }
-
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.0.local_addr()
-    }
-
-    /// See [`TcpStream::try_read`].
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.try_read(buf)
-    }
-
-    /// See [`TcpStream::peek`].
-    pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.peek(buf).await
-    }
+    read_half_methods!(0);
 }
 
 impl WriteHalf<'_> {
-    /// The peer's address.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.0.peer_addr()
-    }
-
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.0.local_addr()
-    }
-
-    /// See [`TcpStream::try_write`].
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.0.try_write(buf)
-    }
+    write_half_methods!(0);
 }
 
 impl AsyncRead for ReadHalf<'_> {

@@ -3,7 +3,6 @@
 use std::error::Error;
 use std::fmt;
 use std::io::{self, IoSlice};
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -55,30 +54,7 @@ impl OwnedReadHalf {
         reunite(self, other)
     }
 
-    /// The peer's address.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.peer_addr()
-    }
-
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.local_addr()
-    }
-
-    /// See [`TcpStream::try_read`].
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.try_read(buf)
-    }
-
-    /// See [`TcpStream::readable`].
-    pub async fn readable(&self) -> io::Result<()> {
-        self.inner.readable().await
-    }
-
-    /// See [`TcpStream::peek`].
-    pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.peek(buf).await
-    }
+    read_half_methods!(inner);
 }
 
 impl OwnedWriteHalf {
@@ -92,25 +68,7 @@ impl OwnedWriteHalf {
         self.shutdown_on_drop = false;
     }
 
-    /// The peer's address.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.peer_addr()
-    }
-
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.local_addr()
-    }
-
-    /// See [`TcpStream::try_write`].
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.try_write(buf)
-    }
-
-    /// See [`TcpStream::writable`].
-    pub async fn writable(&self) -> io::Result<()> {
-        self.inner.writable().await
-    }
+    write_half_methods!(inner);
 }
 
 fn reunite(read: OwnedReadHalf, mut write: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {

@@ -4,10 +4,12 @@ use std::fmt;
 use std::future::poll_fn;
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
 use std::net::{Shutdown, SocketAddr};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
+use bytes::BufMut;
 use netloop_reactor::EventLoopHandle;
 use netloop_reactor::io::{Direction, PollEvented, Ready};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -198,17 +200,54 @@ impl TcpStream {
 
     /// Runs `f` once if `interest` is ready, clearing readiness on `WouldBlock`.
     pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        let direction = if interest.is_readable() {
-            Direction::Read
-        } else {
-            Direction::Write
-        };
-        self.io.try_io(direction, |_| f())
+        self.io.try_io(direction_of(interest), |_| f())
     }
 
     /// Receives data without removing it from the queue.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         poll_fn(|cx| self.io.poll_read_io(cx, |s| s.peek(buf))).await
+    }
+
+    /// Polls to receive data without removing it from the queue: on `Ready(Ok(n))`,
+    /// `n` bytes were appended to `buf`'s filled part (0 at EOF or with no room).
+    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<usize>> {
+        let n = ready!(self.io.poll_read_io(cx, |s| s.peek(buf.initialize_unfilled())))?;
+        buf.advance(n);
+        Poll::Ready(Ok(n))
+    }
+
+    /// Reads without waiting into `buf`'s spare capacity, advancing it; `WouldBlock` if
+    /// nothing is there. One `read` of at most 16 KiB, through a buffer on the stack
+    /// (so no uninitialised memory is handed to the OS).
+    pub fn try_read_buf<B: BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        let mut chunk = [0u8; TRY_READ_BUF_CHUNK];
+        let want = buf.remaining_mut().min(TRY_READ_BUF_CHUNK);
+        let n = self.try_read(&mut chunk[..want])?;
+        buf.put_slice(&chunk[..n]);
+        Ok(n)
+    }
+
+    /// Runs `f` whenever `interest` is ready, until it does not fail with
+    /// `WouldBlock` (which clears the readiness and waits again): tokio's way to run a
+    /// custom operation (a `recvmsg`, a `sendfile`) on the stream's socket.
+    pub async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
+        let direction = direction_of(interest);
+        poll_fn(|cx| match direction {
+            Direction::Read => self.io.poll_read_io(cx, |_| f()),
+            _ => self.io.poll_write_io(cx, |_| f()),
+        })
+        .await
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`), if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
+
+    /// Sets `SO_LINGER` to zero: closing the stream then resets the connection (the
+    /// peer sees `ConnectionReset`) instead of sending what is left and a FIN.
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        self.set_linger(Some(Duration::ZERO))
     }
 
     /// Splits into borrowed halves, for use in one task.
@@ -288,6 +327,45 @@ impl TcpStream {
             Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
             r => r,
         }
+    }
+}
+
+/// The readiness an operation of `interest` waits for: reading if it reads at all.
+fn direction_of(interest: Interest) -> Direction {
+    if interest.is_readable() {
+        Direction::Read
+    } else {
+        Direction::Write
+    }
+}
+
+/// The most one [`TcpStream::try_read_buf`] reads.
+const TRY_READ_BUF_CHUNK: usize = 16 * 1024;
+
+impl TryFrom<std::net::TcpStream> for TcpStream {
+    type Error = io::Error;
+
+    /// [`TcpStream::from_std`]: the std stream is set non-blocking and registered.
+    fn try_from(stream: std::net::TcpStream) -> io::Result<TcpStream> {
+        TcpStream::from_std(stream)
+    }
+}
+
+impl AsRef<TcpStream> for TcpStream {
+    fn as_ref(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl AsRawFd for TcpStream {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.get_ref().as_raw_fd()
+    }
+}
+
+impl AsFd for TcpStream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.io.get_ref().as_fd()
     }
 }
 

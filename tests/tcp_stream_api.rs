@@ -1,0 +1,173 @@
+//! `TcpStream`'s and its halves' methods beyond plain reads and writes, as tokio has
+//! them: `try_read_buf`, `poll_peek`, `async_io`, `take_error`, `set_zero_linger`,
+//! `TryFrom<std::net::TcpStream>`, the descriptor traits, and the halves' readiness
+//! and vectored `try_*` methods.
+
+use std::future::poll_fn;
+use std::io::{ErrorKind, IoSlice, IoSliceMut};
+use std::os::fd::{AsFd, AsRawFd};
+
+use netloop::io::{AsyncReadExt, AsyncWriteExt, Interest, ReadBuf};
+use netloop::net::{TcpListener, TcpStream};
+use netloop::time::timeout;
+use netloop_tests::WAIT;
+
+/// A connected (client, server) pair on loopback.
+async fn pair() -> (TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    (client, server)
+}
+
+#[netloop::test]
+async fn try_read_buf_appends_to_a_vec() {
+    let (mut client, server) = pair().await;
+    client.write_all(b"hello").await.unwrap();
+    let mut buf = b"> ".to_vec();
+    timeout(WAIT, server.readable()).await.unwrap().unwrap();
+    let n = loop {
+        match server.try_read_buf(&mut buf) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => server.readable().await.unwrap(),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(n, 5);
+    assert_eq!(buf, b"> hello");
+    // Nothing more: WouldBlock, and the buffer is untouched.
+    assert_eq!(server.try_read_buf(&mut buf).unwrap_err().kind(), ErrorKind::WouldBlock);
+    assert_eq!(buf, b"> hello");
+}
+
+#[netloop::test]
+async fn poll_peek_leaves_the_data_queued() {
+    let (mut client, mut server) = pair().await;
+    client.write_all(b"peek").await.unwrap();
+    let mut space = [0u8; 16];
+    let mut rb = ReadBuf::new(&mut space);
+    let n = timeout(WAIT, poll_fn(|cx| server.poll_peek(cx, &mut rb)))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(&rb.filled()[..n], b"peek");
+    let mut got = [0u8; 4];
+    server.read_exact(&mut got).await.unwrap();
+    assert_eq!(&got, b"peek", "peeked bytes are still there to read");
+}
+
+#[netloop::test]
+async fn async_io_runs_a_custom_operation_until_it_does_not_block() {
+    let (mut client, server) = pair().await;
+    let fd = server.as_raw_fd();
+    let recv = || {
+        let mut buf = [0u8; 8];
+        // SAFETY: `buf` is valid for 8 bytes and `fd` is the open socket of `server`.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+        if n < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(buf[..n as usize].to_vec())
+        }
+    };
+    let reader = server.async_io(Interest::READABLE, recv);
+    let writer = async {
+        netloop::task::yield_now().await;
+        client.write_all(b"custom").await.unwrap();
+    };
+    let (got, ()) = timeout(WAIT, async { netloop::join!(reader, writer) }).await.unwrap();
+    assert_eq!(got.unwrap(), b"custom");
+}
+
+#[netloop::test]
+async fn take_error_is_none_on_a_healthy_stream_and_fd_traits_agree() {
+    let (client, _server) = pair().await;
+    assert!(client.take_error().unwrap().is_none());
+    assert_eq!(client.as_fd().as_raw_fd(), client.as_raw_fd());
+    let same: &TcpStream = client.as_ref();
+    assert_eq!(same.local_addr().unwrap(), client.local_addr().unwrap());
+}
+
+#[netloop::test]
+async fn set_zero_linger_resets_the_connection_on_close() {
+    let (client, mut server) = pair().await;
+    client.set_zero_linger().unwrap();
+    assert_eq!(client.linger().unwrap(), Some(std::time::Duration::ZERO));
+    drop(client);
+    let mut buf = [0u8; 4];
+    let err = timeout(WAIT, server.read(&mut buf))
+        .await
+        .unwrap()
+        .expect_err("a reset, not an orderly EOF");
+    assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+}
+
+#[netloop::test]
+async fn try_from_a_std_stream() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let std_stream = std::net::TcpStream::connect(addr).unwrap();
+    let mut stream = TcpStream::try_from(std_stream).unwrap();
+    let (mut server, _) = listener.accept().await.unwrap();
+    stream.write_all(b"std").await.unwrap();
+    let mut got = [0u8; 3];
+    timeout(WAIT, server.read_exact(&mut got)).await.unwrap().unwrap();
+    assert_eq!(&got, b"std");
+}
+
+#[netloop::test]
+async fn borrowed_halves_have_readiness_and_vectored_try_methods() {
+    let (mut client, mut server) = pair().await;
+    let (mut rd, wr) = server.split();
+    assert!(wr.ready(Interest::WRITABLE).await.unwrap().is_writable());
+    wr.writable().await.unwrap();
+    let n = wr
+        .try_write_vectored(&[IoSlice::new(b"ab"), IoSlice::new(b"cd")])
+        .unwrap();
+    assert_eq!(n, 4);
+    let mut back = [0u8; 4];
+    client.read_exact(&mut back).await.unwrap();
+    assert_eq!(&back, b"abcd");
+
+    client.write_all(b"xyz!").await.unwrap();
+    let mut space = [0u8; 8];
+    let mut rb = ReadBuf::new(&mut space);
+    let n = timeout(WAIT, poll_fn(|cx| rd.poll_peek(cx, &mut rb)))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(n, 4);
+    rd.readable().await.unwrap();
+    assert!(rd.ready(Interest::READABLE).await.unwrap().is_readable());
+    let (mut a, mut b) = ([0u8; 2], [0u8; 2]);
+    let n = rd
+        .try_read_vectored(&mut [IoSliceMut::new(&mut a), IoSliceMut::new(&mut b)])
+        .unwrap();
+    assert_eq!((n, &a, &b), (4, b"xy", b"z!"));
+}
+
+#[netloop::test]
+async fn owned_halves_have_readiness_and_try_read_buf() {
+    let (mut client, server) = pair().await;
+    let (rd, wr) = server.into_split();
+    wr.writable().await.unwrap();
+    assert_eq!(wr.try_write_vectored(&[IoSlice::new(b"owned")]).unwrap(), 5);
+    let mut back = [0u8; 5];
+    client.read_exact(&mut back).await.unwrap();
+    assert_eq!(&back, b"owned");
+    client.write_all(b"buf").await.unwrap();
+    let mut buf = Vec::new();
+    loop {
+        timeout(WAIT, rd.readable()).await.unwrap().unwrap();
+        match rd.try_read_buf(&mut buf) {
+            Ok(n) => {
+                assert_eq!(n, 3);
+                break;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(buf, b"buf");
+    assert_eq!(rd.peer_addr().unwrap(), wr.peer_addr().unwrap());
+}
