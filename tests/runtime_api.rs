@@ -449,3 +449,120 @@ fn spawns_racing_shutdown_all_resolve() {
         }
     });
 }
+
+// ---------------------------------------------------------------------------------
+// Names, ids, park hooks and metrics (tokio's stable Builder and Handle API)
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn name_and_id_identify_the_runtime() {
+    test_body(|| {
+        let rt = netloop::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .name("billing")
+            .build()
+            .unwrap();
+        assert_eq!(rt.handle().name(), Some("billing"));
+        let (name, id) = rt.block_on(async { (Handle::current().name().map(str::to_owned), Handle::current().id()) });
+        assert_eq!(name.as_deref(), Some("billing"));
+        assert_eq!(id, rt.handle().id(), "every handle of a runtime has its id");
+        let other = current();
+        assert_eq!(other.handle().name(), None, "no name unless given");
+        assert_ne!(other.handle().id(), rt.handle().id());
+        assert_eq!(other.handle().id().to_string(), format!("{}", other.handle().id()));
+    });
+}
+
+#[test]
+fn bad_builder_values_are_errors_at_build() {
+    let err = |b: &mut netloop::runtime::Builder| b.build().expect_err("an invalid value");
+    let e = err(netloop::runtime::Builder::new_current_thread().name("  "));
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(e.to_string().contains("runtime name shouldn't be empty"), "{e}");
+    let e = err(netloop::runtime::Builder::new_multi_thread().global_queue_interval(0));
+    assert!(
+        e.to_string().contains("global_queue_interval must be greater than 0"),
+        "{e}"
+    );
+    let e = err(netloop::runtime::Builder::new_multi_thread().max_io_events_per_tick(0));
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
+    // Valid values build.
+    netloop::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .global_queue_interval(31)
+        .max_io_events_per_tick(256)
+        .build()
+        .unwrap();
+}
+
+#[test]
+fn park_hooks_run_on_the_loop_thread_as_it_blocks_and_wakes() {
+    test_body(|| {
+        let parks = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let unparks = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let on_loop = Arc::new(AtomicBool::new(true));
+        let (p, u, o) = (parks.clone(), unparks.clone(), on_loop.clone());
+        let rt = netloop::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .on_thread_park(move || {
+                p.fetch_add(1, Ordering::SeqCst);
+                if EventLoopHandle::current().is_none() {
+                    o.store(false, Ordering::SeqCst);
+                }
+            })
+            .on_thread_unpark(move || {
+                u.fetch_add(1, Ordering::SeqCst);
+            })
+            .build()
+            .unwrap();
+        // The task waits on a timer: its loop blocks, then the timer wakes it.
+        rt.block_on(async {
+            task::spawn(async { time::sleep(Duration::from_millis(20)).await })
+                .await
+                .unwrap()
+        });
+        assert!(parks.load(Ordering::SeqCst) >= 1, "the loop parked while the timer ran");
+        assert!(unparks.load(Ordering::SeqCst) >= 1, "and woke for it");
+        assert!(on_loop.load(Ordering::SeqCst), "the hooks run on the loop's thread");
+        let m = rt.metrics();
+        assert!(m.worker_park_count(0) >= 1);
+        assert!(m.worker_park_unpark_count(0) >= m.worker_park_count(0));
+    });
+}
+
+#[test]
+fn runtime_metrics_count_workers_alive_tasks_and_busy_time() {
+    test_body(|| {
+        let rt = netloop::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let m = rt.metrics();
+        assert_eq!(m.num_workers(), 2);
+        assert_eq!(m.num_alive_tasks(), 0);
+        assert_eq!(m.global_queue_depth(), 0);
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let waiting = rt.spawn(async move {
+            let _ = rx.await;
+        });
+        // Published by the loop once per iteration.
+        let deadline = std::time::Instant::now() + WAIT;
+        while m.num_alive_tasks() != 1 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the waiting task is counted alive"
+            );
+            thread::yield_now();
+        }
+        tx.send(()).unwrap();
+        rt.block_on(waiting).unwrap();
+        // Busy time is published as a loop goes idle, which it does once the task ended.
+        let deadline = std::time::Instant::now() + WAIT;
+        while (0..2).map(|w| m.worker_total_busy_duration(w)).sum::<Duration>() == Duration::ZERO {
+            assert!(std::time::Instant::now() < deadline, "the loops did some work");
+            thread::yield_now();
+        }
+        let out_of_range = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| m.worker_park_count(2)));
+        assert!(out_of_range.is_err(), "worker 2 of 2 panics, as in tokio");
+    });
+}

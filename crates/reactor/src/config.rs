@@ -1,5 +1,6 @@
 //! `EventLoopBuilder`: the knobs of one loop, validated before anything is created.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::ConfigError;
@@ -35,6 +36,8 @@ pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(15);
 /// by a panic.
 #[derive(Debug, Clone)]
 pub struct EventLoopBuilder {
+    pub(crate) on_park: Option<ParkHook>,
+    pub(crate) on_unpark: Option<ParkHook>,
     pub(crate) io_ratio: u32,
     pub(crate) max_pending_tasks: Option<usize>,
     pub(crate) events_capacity: usize,
@@ -54,6 +57,8 @@ impl EventLoopBuilder {
     /// shutdown timeout 15 s, idle spins of 20 µs.
     pub fn new() -> Self {
         EventLoopBuilder {
+            on_park: None,
+            on_unpark: None,
             io_ratio: DEFAULT_IO_RATIO,
             max_pending_tasks: None,
             events_capacity: DEFAULT_EVENTS_CAPACITY,
@@ -61,6 +66,21 @@ impl EventLoopBuilder {
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             idle_spin: DEFAULT_IDLE_SPIN,
         }
+    }
+
+    /// Runs `hook` on the loop's thread each time the loop is about to block in
+    /// `select` because it has nothing to do (tokio's `on_thread_park`). It runs on
+    /// the loop's thread with the loop's context set; keep it short.
+    pub fn on_park(&mut self, hook: impl Fn() + Send + Sync + 'static) -> &mut Self {
+        self.on_park = Some(ParkHook(Arc::new(hook)));
+        self
+    }
+
+    /// Runs `hook` on the loop's thread each time a blocking `select` returns
+    /// (tokio's `on_thread_unpark`).
+    pub fn on_unpark(&mut self, hook: impl Fn() + Send + Sync + 'static) -> &mut Self {
+        self.on_unpark = Some(ParkHook(Arc::new(hook)));
+        self
     }
 
     /// Percent of each iteration's time meant for I/O, `1..=100`. After processing
@@ -149,6 +169,16 @@ impl EventLoopBuilder {
             quiet_period: self.quiet_period,
             timeout: self.shutdown_timeout,
         }
+    }
+}
+
+/// A hook run as the loop blocks or wakes (see [`EventLoopBuilder::on_park`]).
+#[derive(Clone)]
+pub(crate) struct ParkHook(pub(crate) Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for ParkHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ParkHook")
     }
 }
 

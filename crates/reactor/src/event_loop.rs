@@ -14,6 +14,7 @@ use std::time::Duration;
 use crate::LoopState;
 use crate::clock;
 use crate::config::EventLoopBuilder;
+use crate::config::ParkHook;
 use crate::context;
 use crate::coop;
 use crate::core::Core;
@@ -77,6 +78,9 @@ struct Driver {
     idle_spin: IdleSpin,
     /// The last pass took tasks from the inbox.
     took_from_inbox: bool,
+    /// Run around each blocking select (tokio's thread park hooks).
+    on_park: Option<ParkHook>,
+    on_unpark: Option<ParkHook>,
 }
 
 impl std::fmt::Debug for EventLoop {
@@ -116,6 +120,8 @@ impl EventLoop {
                 shutdown_wait_until: None,
                 idle_spin: IdleSpin::new(b.idle_spin),
                 took_from_inbox: false,
+                on_park: b.on_park.clone(),
+                on_unpark: b.on_unpark.clone(),
             },
         })
     }
@@ -340,7 +346,7 @@ impl Driver {
                 Some(polled)
             } else {
                 blocked = before.zip(timeout);
-                Some(self.selector.select(timeout))
+                Some(self.park(shared, timeout))
             };
             shared.next_wakeup.set_awake();
             polled
@@ -414,6 +420,23 @@ impl Driver {
             return self.confirm_shutdown(core, ran > 0);
         }
         false
+    }
+
+    /// The blocking select of an idle loop, between the park hooks, counted as a park
+    /// and an unpark.
+    fn park(&mut self, shared: &Shared, timeout: Option<Duration>) -> std::io::Result<()> {
+        self.counters.parks += 1;
+        // Published now: the loop may sleep long before the end of the iteration.
+        shared.published.parks.store(self.counters.parks, Relaxed);
+        if let Some(hook) = &self.on_park {
+            (hook.0)();
+        }
+        let polled = self.selector.select(timeout);
+        self.counters.unparks += 1;
+        if let Some(hook) = &self.on_unpark {
+            (hook.0)();
+        }
+        polled
     }
 
     /// Before the loop goes idle after a pass that took work from the inbox, looks

@@ -37,6 +37,13 @@ pub struct LoopMetrics {
     pub wakeups_suppressed: u64,
     /// Wakeups the loop received from its eventfd.
     pub wakeups_received: u64,
+    /// Times the loop blocked in `select` with nothing to do (tokio's worker parks).
+    pub parks: u64,
+    /// Times a blocking `select` returned (published at the end of the iteration, so
+    /// `parks` runs ahead of it while the loop is blocked and just after it woke).
+    pub unparks: u64,
+    /// Tasks submitted from other threads and not yet taken by the loop (its inbox).
+    pub inbox_tasks: usize,
     /// Blocking selects that returned with nothing to do before their deadline
     /// (what Netty counts to detect the JDK epoll bug; here only reported).
     pub premature_wakeups: u64,
@@ -84,6 +91,8 @@ pub(crate) struct Published {
     pub(crate) iterations: AtomicU64,
     pub(crate) wakeups_received: AtomicU64,
     pub(crate) premature_wakeups: AtomicU64,
+    pub(crate) parks: AtomicU64,
+    pub(crate) unparks: AtomicU64,
     pub(crate) idle_spins: AtomicU64,
     pub(crate) idle_spins_found_work: AtomicU64,
     pub(crate) local_pending: AtomicU64,
@@ -105,6 +114,8 @@ pub(crate) struct LoopCounters {
     pub(crate) iterations: u64,
     pub(crate) wakeups_received: u64,
     pub(crate) premature_wakeups: u64,
+    pub(crate) parks: u64,
+    pub(crate) unparks: u64,
     pub(crate) idle_spins: u64,
     pub(crate) idle_spins_found_work: u64,
     pub(crate) busy_ticks: u64,
@@ -119,6 +130,8 @@ impl Published {
         self.iterations.store(c.iterations, Relaxed);
         self.wakeups_received.store(c.wakeups_received, Relaxed);
         self.premature_wakeups.store(c.premature_wakeups, Relaxed);
+        self.parks.store(c.parks, Relaxed);
+        self.unparks.store(c.unparks, Relaxed);
         self.idle_spins.store(c.idle_spins, Relaxed);
         self.idle_spins_found_work.store(c.idle_spins_found_work, Relaxed);
         self.local_pending.store(local_pending as u64, Relaxed);

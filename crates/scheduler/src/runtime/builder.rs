@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use netloop_reactor::EventLoopBuilder;
 
-use super::{Handle, Inner, Runtime, RuntimeFlavor, context};
+use super::{Handle, Id, Inner, Parts, Runtime, RuntimeFlavor, context};
 use crate::blocking::BlockingPool;
 use crate::group::{EventLoopGroup, ThreadConfig, next_group_number};
 
@@ -46,6 +46,8 @@ pub struct Builder {
     event_loop: EventLoopBuilder,
     enable_io: bool,
     enable_time: bool,
+    name: Option<String>,
+    global_queue_interval: Option<u32>,
 }
 
 impl fmt::Debug for Builder {
@@ -80,6 +82,8 @@ impl Builder {
             event_loop: EventLoopBuilder::new(),
             enable_io: false,
             enable_time: false,
+            name: None,
+            global_queue_interval: None,
         }
     }
 
@@ -113,6 +117,48 @@ impl Builder {
         F: Fn() -> String + Send + Sync + 'static,
     {
         self.thread_name = Some(Arc::new(f));
+        self
+    }
+
+    /// Names the runtime (see [`Handle::name`]). An empty or blank name is an error at
+    /// `build`.
+    pub fn name(&mut self, name: impl Into<String>) -> &mut Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Runs `f` on a loop thread each time its loop is about to block with nothing to
+    /// do (tokio's worker park). It runs on the loop, so it should be short.
+    pub fn on_thread_park<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.event_loop.on_park(f);
+        self
+    }
+
+    /// Runs `f` on a loop thread each time its loop wakes from blocking.
+    pub fn on_thread_unpark<F>(&mut self, f: F) -> &mut Self
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        self.event_loop.on_unpark(f);
+        self
+    }
+
+    /// Accepted for tokio code (zero is an error at `build`). tokio's workers look at
+    /// their shared queue every `val` tasks; a netloop loop takes what other threads
+    /// sent it once per iteration, before its own queue, so there is nothing to tune.
+    pub fn global_queue_interval(&mut self, val: u32) -> &mut Self {
+        self.global_queue_interval = Some(val);
+        self
+    }
+
+    /// How many readiness events one `select` returns at most (tokio's
+    /// `max_io_events_per_tick`; netloop's `events_capacity`, default 1024). Zero is
+    /// an error at `build`.
+    pub fn max_io_events_per_tick(&mut self, capacity: usize) -> &mut Self {
+        self.event_loop.events_capacity(capacity);
         self
     }
 
@@ -267,6 +313,12 @@ impl Builder {
         if self.event_interval == 0 {
             return Err(invalid("event_interval must be at least 1"));
         }
+        if self.global_queue_interval == Some(0) {
+            return Err(invalid("global_queue_interval must be greater than 0"));
+        }
+        if self.name.as_ref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(invalid("runtime name shouldn't be empty"));
+        }
         self.event_loop.validate().map_err(io::Error::from)?;
         if self.start_paused && self.flavor != RuntimeFlavor::CurrentThread {
             return Err(invalid("start_paused requires the current_thread runtime"));
@@ -306,7 +358,14 @@ impl Builder {
         let group = EventLoopGroup::build(workers, &self.event_loop, base, lazy)?;
         let blocking = BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive, blocking_cfg);
         let shutdown_timeout = self.event_loop.configured_shutdown_timeout();
-        let rt = Runtime::from_parts(group, blocking, self.flavor, shutdown_timeout);
+        let rt = Runtime::from_parts(Parts {
+            group,
+            blocking,
+            flavor: self.flavor,
+            shutdown_timeout,
+            id: Id::from_group(group_no),
+            name: self.name.clone(),
+        });
         let _ = weak.set(Arc::downgrade(&rt.handle().inner));
         if self.start_paused {
             for l in rt.handle().inner.group.iter() {

@@ -12,6 +12,8 @@
 
 mod builder;
 pub(crate) mod context;
+mod id;
+mod metrics;
 
 use std::fmt;
 use std::future::Future;
@@ -27,6 +29,8 @@ use std::time::Duration;
 use netloop_reactor::{DriveError, EventLoopHandle};
 
 pub use builder::Builder;
+pub use id::Id;
+pub use metrics::RuntimeMetrics;
 
 use crate::blocking::BlockingPool;
 use crate::group::EventLoopGroup;
@@ -51,6 +55,8 @@ pub(crate) struct Inner {
     /// current_thread: serializes `block_on` callers, who take turns driving the loop.
     driver: Mutex<()>,
     shutdown_timeout: Duration,
+    id: Id,
+    name: Option<String>,
 }
 
 /// A handle to a runtime: spawn onto it, enter it, block on it (tokio's `Handle`).
@@ -204,6 +210,22 @@ impl Handle {
         self.inner.flavor
     }
 
+    /// The runtime's id, the same for every handle of it.
+    pub fn id(&self) -> Id {
+        self.inner.id
+    }
+
+    /// The name given with [`Builder::name`], if any.
+    pub fn name(&self) -> Option<&str> {
+        self.inner.name.as_deref()
+    }
+
+    /// The runtime's metrics (tokio's stable set; netloop's per-loop metrics are on
+    /// [`event_loops`](Self::event_loops)).
+    pub fn metrics(&self) -> RuntimeMetrics {
+        RuntimeMetrics::new(self.clone())
+    }
+
     /// The event loops behind this runtime (Netty-level access: `execute`,
     /// `schedule*`, `in_event_loop`, metrics, `next()`).
     pub fn event_loops(&self) -> &EventLoopGroup {
@@ -273,6 +295,16 @@ fn park_on<F: Future>(future: F) -> F::Output {
     }
 }
 
+/// What a built runtime is made of.
+pub(crate) struct Parts {
+    pub(crate) group: EventLoopGroup,
+    pub(crate) blocking: BlockingPool,
+    pub(crate) flavor: RuntimeFlavor,
+    pub(crate) shutdown_timeout: Duration,
+    pub(crate) id: Id,
+    pub(crate) name: Option<String>,
+}
+
 /// The netloop runtime (tokio's `Runtime`): a group of event loops plus a blocking
 /// pool. Dropping it shuts it down: every loop stops, every task is dropped on its
 /// own loop's thread.
@@ -293,12 +325,15 @@ impl Runtime {
         Builder::new_multi_thread().enable_all().build()
     }
 
-    pub(crate) fn from_parts(
-        group: EventLoopGroup,
-        blocking: BlockingPool,
-        flavor: RuntimeFlavor,
-        shutdown_timeout: Duration,
-    ) -> Runtime {
+    pub(crate) fn from_parts(parts: Parts) -> Runtime {
+        let Parts {
+            group,
+            blocking,
+            flavor,
+            shutdown_timeout,
+            id,
+            name,
+        } = parts;
         Runtime {
             handle: Handle {
                 inner: Arc::new(Inner {
@@ -307,6 +342,8 @@ impl Runtime {
                     flavor,
                     driver: Mutex::new(()),
                     shutdown_timeout,
+                    id,
+                    name,
                 }),
             },
             shut_down: false,
@@ -346,6 +383,11 @@ impl Runtime {
     /// Enters the runtime's context; see [`Handle::enter`].
     pub fn enter(&self) -> EnterGuard<'_> {
         self.handle.enter()
+    }
+
+    /// The runtime's metrics; see [`Handle::metrics`].
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.handle.metrics()
     }
 
     /// Shuts down, waiting at most `timeout` for loops and blocking tasks to finish.

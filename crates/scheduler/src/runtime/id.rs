@@ -1,0 +1,22 @@
+//! `runtime::Id`: which runtime a handle belongs to.
+
+use std::fmt;
+use std::num::NonZeroU64;
+
+/// An opaque id of a runtime, unique among the runtimes of a process (tokio's
+/// `runtime::Id`). Two handles of one runtime have the same id.
+#[derive(Clone, Copy, Debug, Hash, Eq, PartialEq)]
+pub struct Id(NonZeroU64);
+
+impl Id {
+    /// The id of the runtime whose loop group has process-wide number `group`.
+    pub(crate) fn from_group(group: usize) -> Id {
+        Id(NonZeroU64::new(group as u64).expect("group numbers start at 1"))
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
