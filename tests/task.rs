@@ -561,3 +561,111 @@ fn cooperative_makes_an_always_ready_future_spend_budget() {
     assert!(ran, "1,000 cooperative polls spend more than one budget");
     assert!(task::coop::has_budget_remaining(), "off a loop the budget is unlimited");
 }
+
+// ---------------------------------------------------------------------------------
+// LocalRuntime, and the rest of JoinSet
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn local_runtime_runs_not_send_tasks_spawned_before_block_on() {
+    test_body(|| {
+        let rt = netloop::runtime::LocalRuntime::new().unwrap();
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let first = rt.spawn_local({
+            let log = log.clone();
+            async move {
+                log.borrow_mut().push("spawned before block_on");
+                7
+            }
+        });
+        let out = rt.block_on({
+            let log = log.clone();
+            async move {
+                let n = first.await.unwrap();
+                // Inside, plain spawn_local works too, on the runtime's loop.
+                let inner = task::spawn_local(async move { n * 6 });
+                log.borrow_mut().push("block_on");
+                inner.await.unwrap()
+            }
+        });
+        assert_eq!(out, 42);
+        assert_eq!(*log.borrow(), ["spawned before block_on", "block_on"]);
+        assert_eq!(rt.metrics().num_workers(), 1);
+        // Send tasks from another thread, through the handle.
+        let handle = rt.handle().clone();
+        let from_thread = thread::spawn(move || handle.spawn(async { "sent" })).join().unwrap();
+        assert_eq!(rt.block_on(from_thread).unwrap(), "sent");
+        rt.shutdown_timeout(WAIT);
+    });
+}
+
+#[test]
+fn build_local_on_a_multi_thread_builder_is_an_error() {
+    let err = netloop::runtime::Builder::new_multi_thread()
+        .build_local(Default::default())
+        .expect_err("LocalRuntime is current-thread only");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(
+        err.to_string()
+            .contains("multi_thread is not supported for LocalRuntime"),
+        "{err}"
+    );
+}
+
+#[test]
+fn local_runtime_drops_unfinished_tasks_on_shutdown() {
+    test_body(|| {
+        let rt = netloop::runtime::LocalRuntime::new().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let _pending = rt.spawn_local(async move {
+            let _signal = DropSignal(tx);
+            std::future::pending::<()>().await;
+        });
+        rt.block_on(async { task::yield_now().await });
+        drop(rt);
+        let dropped_on = rx.recv_timeout(WAIT).expect("the pending task's future was dropped");
+        assert_eq!(dropped_on, "test-body", "on the thread that owned the runtime");
+    });
+}
+
+#[netloop::test(flavor = "local")]
+async fn the_local_flavor_spawns_not_send_tasks_into_a_join_set() {
+    let shared = Rc::new(Cell::new(0));
+    let mut set = JoinSet::new();
+    for i in 1..=4 {
+        let shared = shared.clone();
+        set.spawn_local(async move {
+            shared.set(shared.get() + i);
+            i
+        });
+    }
+    let mut sum = 0;
+    while let Some(r) = set.join_next().await {
+        sum += r.unwrap();
+    }
+    assert_eq!((sum, shared.get()), (10, 10));
+}
+
+#[test]
+fn join_set_extend_spawn_local_on_and_spawn_blocking_on() {
+    test_body(|| {
+        let rt = current();
+        let local = LocalSet::new();
+        let handle = rt.handle().clone();
+        let mut results = local.block_on(&rt, async {
+            let mut set: JoinSet<u32> = JoinSet::new();
+            set.extend((1..=3).map(|i| async move { i }));
+            let not_send = Rc::new(10);
+            set.spawn_local_on(async move { *not_send }, &local);
+            set.spawn_blocking_on(|| 100, &handle);
+            assert_eq!(set.len(), 5);
+            let mut out = Vec::new();
+            while let Some(r) = set.join_next().await {
+                out.push(r.unwrap());
+            }
+            out
+        });
+        results.sort_unstable();
+        assert_eq!(results, [1, 2, 3, 10, 100]);
+    });
+}

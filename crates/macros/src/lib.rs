@@ -15,7 +15,7 @@
 //!
 //! | argument | meaning | default |
 //! |---|---|---|
-//! | `flavor = "multi_thread" \| "current_thread"` | the runtime kind | `main`: multi_thread, `test`: current_thread |
+//! | `flavor = "multi_thread" \| "current_thread" \| "local"` | the runtime kind (`local`: a `LocalRuntime`, whose tasks may be `!Send`) | `main`: multi_thread, `test`: current_thread |
 //! | `worker_threads = N` | event loops (multi_thread only) | available cores |
 //! | `start_paused = bool` | start with time paused (current_thread; `test-util`) | false |
 //! | `crate = "path"` | where `netloop` is | `::netloop` |
@@ -36,6 +36,8 @@ use syn::{Expr, ExprLit, ItemFn, Lit, LitBool, LitInt, LitStr, Meta, MetaNameVal
 enum Flavor {
     CurrentThread,
     MultiThread,
+    /// A current-thread `LocalRuntime`: `!Send` tasks may be spawned onto it.
+    Local,
 }
 
 struct Config {
@@ -75,11 +77,12 @@ fn parse_config(args: TokenStream2, is_test: bool) -> syn::Result<Config> {
                 flavor = Some(match s.value().as_str() {
                     "current_thread" => Flavor::CurrentThread,
                     "multi_thread" => Flavor::MultiThread,
+                    "local" => Flavor::Local,
                     other => {
                         return Err(syn::Error::new_spanned(
                             s,
                             format!(
-                                "No such runtime flavor `{other}`. The runtime flavors are `current_thread` and `multi_thread`."
+                                "No such runtime flavor `{other}`. The runtime flavors are `current_thread`, `local` and `multi_thread`."
                             ),
                         ));
                     }
@@ -136,7 +139,7 @@ fn parse_config(args: TokenStream2, is_test: bool) -> syn::Result<Config> {
     };
     let flavor = flavor.unwrap_or(default);
     let macro_name = if is_test { "netloop::test" } else { "netloop::main" };
-    if let (Flavor::CurrentThread, Some((_, span))) = (flavor, worker_threads) {
+    if let (Flavor::CurrentThread | Flavor::Local, Some((_, span))) = (flavor, worker_threads) {
         return Err(syn::Error::new(
             span,
             format!(
@@ -221,8 +224,12 @@ fn stub_with_error(mut input: ItemFn, error: syn::Error) -> TokenStream {
 fn build(mut input: ItemFn, config: Config, is_test: bool) -> TokenStream2 {
     let krate = &config.krate;
     let mut builder = match config.flavor {
-        Flavor::CurrentThread => quote! { #krate::runtime::Builder::new_current_thread() },
+        Flavor::CurrentThread | Flavor::Local => quote! { #krate::runtime::Builder::new_current_thread() },
         Flavor::MultiThread => quote! { #krate::runtime::Builder::new_multi_thread() },
+    };
+    let build = match config.flavor {
+        Flavor::Local => quote! { build_local(::core::default::Default::default()) },
+        _ => quote! { build() },
     };
     if let Some((n, span)) = config.worker_threads {
         let n = LitInt::new(&n.to_string(), span);
@@ -249,7 +256,7 @@ fn build(mut input: ItemFn, config: Config, is_test: bool) -> TokenStream2 {
             {
                 return #builder
                     .enable_all()
-                    .build()
+                    .#build
                     .expect("Failed building the Runtime")
                     .block_on(body);
             }

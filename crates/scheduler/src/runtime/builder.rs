@@ -297,6 +297,19 @@ impl Builder {
         Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
 
+    /// Creates a [`LocalRuntime`](super::LocalRuntime): a current-thread runtime that
+    /// is `!Send` and spawns `!Send` tasks with `spawn_local` from outside `block_on`.
+    /// On a multi-thread builder it is an `InvalidInput` error (tokio panics).
+    pub fn build_local(&mut self, _options: super::LocalOptions) -> io::Result<super::LocalRuntime> {
+        if self.flavor != RuntimeFlavor::CurrentThread {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "multi_thread is not supported for LocalRuntime; use Builder::new_current_thread",
+            ));
+        }
+        self.build().map(super::LocalRuntime::from_runtime)
+    }
+
     /// Creates the runtime. Invalid settings are `InvalidInput` errors; if any loop
     /// cannot be created, the others are shut down and the error is returned.
     pub fn build(&mut self) -> io::Result<Runtime> {

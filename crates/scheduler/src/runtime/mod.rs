@@ -13,6 +13,7 @@
 mod builder;
 pub(crate) mod context;
 mod id;
+mod local;
 mod metrics;
 
 use std::fmt;
@@ -30,6 +31,7 @@ use netloop_reactor::{DriveError, EventLoopHandle};
 
 pub use builder::Builder;
 pub use id::Id;
+pub use local::{LocalOptions, LocalRuntime};
 pub use metrics::RuntimeMetrics;
 
 use crate::blocking::BlockingPool;

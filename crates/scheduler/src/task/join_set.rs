@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
+use super::LocalSet;
 use super::join::{AbortHandle, Id, JoinError, JoinHandle};
 use super::spawn::spawn_with;
 use crate::placement::{spawn_loop_of, with_spawn_loop};
@@ -262,8 +263,16 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: FnOnce() -> T + Send + 'static,
     {
+        Handle::with_current(|handle| self.spawn_blocking_on(f, handle))
+    }
+
+    /// Runs a blocking closure on `handle`'s blocking pool as a member of the set.
+    pub fn spawn_blocking_on<F>(&mut self, f: F, handle: &Handle) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+    {
         let finished = self.finished.clone();
-        let handle = Handle::current().inner.blocking.spawn_with_id(move |id| {
+        let handle = handle.inner.blocking.spawn_with_id(move |id| {
             let _done = OnDone { finished, id };
             f()
         });
@@ -280,6 +289,23 @@ impl<T: 'static> JoinSet<T> {
     {
         let finished = self.finished.clone();
         let handle = super::spawn::spawn_local_with_id(move |id| {
+            let done = OnDone { finished, id };
+            async move {
+                let _done = done;
+                future.await
+            }
+        });
+        self.insert(handle)
+    }
+
+    /// Spawns a `!Send` task into the set on `local_set`: it runs when the set is
+    /// driven.
+    pub fn spawn_local_on<F>(&mut self, future: F, local_set: &LocalSet) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
+        let finished = self.finished.clone();
+        let handle = local_set.spawn_local_with_id(move |id| {
             let done = OnDone { finished, id };
             async move {
                 let _done = done;
@@ -307,5 +333,18 @@ where
             set.spawn(f);
         }
         set
+    }
+}
+
+impl<T, F> std::iter::Extend<F> for JoinSet<T>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    /// Spawns each future of `iter` into the set, as [`JoinSet::spawn`] does.
+    fn extend<I: IntoIterator<Item = F>>(&mut self, iter: I) {
+        for f in iter {
+            self.spawn(f);
+        }
     }
 }

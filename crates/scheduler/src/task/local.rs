@@ -185,6 +185,17 @@ impl LocalSet {
         spawn_into(&self.shared, future, Id::next())
     }
 
+    /// `spawn_local` for a future that needs its own task id.
+    pub(crate) fn spawn_local_with_id<M, F>(&self, make: M) -> JoinHandle<F::Output>
+    where
+        M: FnOnce(Id) -> F,
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        let id = Id::next();
+        spawn_into(&self.shared, make(id), id)
+    }
+
     /// Drives the set while `future` runs, and returns its output. Inside, off an
     /// event loop, `task::spawn_local` adds to this set.
     pub async fn run_until<F: Future>(&self, future: F) -> F::Output {

@@ -79,8 +79,8 @@ where
     match super::local::spawn_in_current_set(future, id) {
         Some(handle) => handle,
         None => panic!(
-            "`spawn_local` called from outside of a netloop event loop or a `task::LocalSet`; \
-             use `spawn`, or `spawn_pinned` to build a !Send future on a loop"
+            "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime` \
+             (nor on a netloop event loop); use `spawn`, or `spawn_pinned` to build a !Send future on a loop"
         ),
     }
 }
