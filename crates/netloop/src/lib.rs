@@ -37,7 +37,7 @@
 pub use netloop_macros::{main, test};
 pub use netloop_net::io;
 pub use netloop_scheduler::task::spawn;
-pub use netloop_scheduler::{runtime, task, time};
+pub use netloop_scheduler::{runtime, task, task_local, time};
 
 /// Synchronization primitives: tokio's `sync` module itself (channels, `Mutex`,
 /// `Notify`, `Semaphore`, ...), which is runtime-agnostic and works on netloop.

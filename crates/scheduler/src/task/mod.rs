@@ -5,12 +5,19 @@ pub(crate) mod join;
 mod join_set;
 mod local;
 pub(crate) mod spawn;
+mod task_local;
 
 pub use coop::{Unconstrained, consume_budget, unconstrained};
 pub use join::{AbortHandle, Id, JoinError, JoinHandle, id, try_id};
 pub use join_set::JoinSet;
 pub use local::LocalSet;
 pub use spawn::{spawn, spawn_local, spawn_pinned, spawn_pinned_on, yield_now};
+pub use task_local::{AccessError, LocalKey};
+
+/// Futures of the task module (tokio's `task::futures`).
+pub mod futures {
+    pub use super::task_local::TaskLocalFuture;
+}
 
 use std::future::Future;
 
