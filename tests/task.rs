@@ -669,3 +669,23 @@ fn join_set_extend_spawn_local_on_and_spawn_blocking_on() {
         assert_eq!(results, [1, 2, 3, 10, 100]);
     });
 }
+
+#[test]
+fn block_in_place_runs_the_closure_where_blocking_is_allowed() {
+    test_body(|| {
+        assert_eq!(task::block_in_place(|| 1), 1, "outside any runtime");
+        let rt = multi();
+        assert_eq!(rt.block_on(async { task::block_in_place(|| 2) }), 2, "in block_on");
+        let on_loop = rt.block_on(async { task::spawn(async { task::block_in_place(thread_name) }).await });
+        assert!(
+            netloop_tests::is_default_loop_name(&on_loop.unwrap()),
+            "ran on the loop's thread"
+        );
+    });
+}
+
+#[test]
+#[should_panic(expected = "can call blocking only when running on the multi-threaded runtime")]
+fn block_in_place_on_a_current_thread_runtime_panics() {
+    current().block_on(async { task::block_in_place(|| ()) });
+}

@@ -32,6 +32,32 @@ where
     crate::runtime::Handle::current().spawn_blocking(f)
 }
 
+/// Runs the blocking closure `f` on this thread (tokio's `task::block_in_place`).
+///
+/// On a netloop loop thread the loop waits for `f`: its other tasks are pinned to it
+/// and cannot move to another thread as tokio's do, so they run again only once `f`
+/// returns. Prefer [`spawn_blocking`], which runs `f` on the blocking pool and leaves
+/// the loop free. In `block_on` of a multi-thread runtime, or outside any runtime, `f`
+/// simply runs.
+///
+/// # Panics
+///
+/// On the loop of a current-thread runtime, as tokio does: "can call blocking only when
+/// running on the multi-threaded runtime".
+#[track_caller]
+pub fn block_in_place<F, R>(f: F) -> R
+where
+    F: FnOnce() -> R,
+{
+    let on_current_thread_loop = netloop_reactor::EventLoopHandle::with_current(|l| l.is_some())
+        && crate::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == crate::runtime::RuntimeFlavor::CurrentThread);
+    if on_current_thread_loop {
+        panic!("can call blocking only when running on the multi-threaded runtime");
+    }
+    f()
+}
+
 /// Spawns `future` on a specific event loop, for life.
 pub fn spawn_on<F>(event_loop: &netloop_reactor::EventLoopHandle, future: F) -> JoinHandle<F::Output>
 where
