@@ -49,3 +49,22 @@ fn misuse_is_a_clear_compile_error() {
     let t = trybuild::TestCases::new();
     t.compile_fail("macros/ui/*.rs");
 }
+
+#[netloop::test(name = "a named test runtime")]
+async fn the_name_argument_names_the_runtime() {
+    assert_eq!(netloop::runtime::Handle::current().name(), Some("a named test runtime"));
+}
+
+/// A diverging `main` compiles (tokio issue 4175's shape); it is not run here.
+#[netloop::main]
+#[allow(dead_code)]
+async fn diverging_main() -> ! {
+    loop {
+        netloop::task::yield_now().await;
+    }
+}
+
+#[test]
+fn a_diverging_main_is_an_ordinary_fn_returning_never() {
+    let _: fn() -> ! = diverging_main;
+}

@@ -44,6 +44,7 @@ struct Config {
     flavor: Flavor,
     worker_threads: Option<(usize, Span)>,
     start_paused: Option<(bool, Span)>,
+    name: Option<LitStr>,
     krate: Path,
 }
 
@@ -62,6 +63,7 @@ fn parse_config(args: TokenStream2, is_test: bool) -> syn::Result<Config> {
     let mut flavor = None;
     let mut worker_threads = None;
     let mut start_paused = None;
+    let mut runtime_name = None;
     let mut krate = None;
     for meta in metas {
         let Meta::NameValue(MetaNameValue { path, value, .. }) = &meta else {
@@ -121,11 +123,14 @@ fn parse_config(args: TokenStream2, is_test: bool) -> syn::Result<Config> {
             "crate" => {
                 krate = Some(lit_str(value, "crate")?.parse::<Path>()?);
             }
+            "name" => {
+                runtime_name = Some(lit_str(value, "name")?);
+            }
             _ => {
                 return Err(syn::Error::new_spanned(
                     path,
                     format!(
-                        "Unknown attribute {} is specified; expected one of: `flavor`, `worker_threads`, `start_paused`, `crate`",
+                        "Unknown attribute {} is specified; expected one of: `flavor`, `worker_threads`, `start_paused`, `crate`, `name`",
                         path.to_token_stream()
                     ),
                 ));
@@ -159,6 +164,7 @@ fn parse_config(args: TokenStream2, is_test: bool) -> syn::Result<Config> {
         flavor,
         worker_threads,
         start_paused,
+        name: runtime_name,
         krate: krate.unwrap_or_else(|| syn::parse_quote!(::netloop)),
     })
 }
@@ -238,6 +244,9 @@ fn build(mut input: ItemFn, config: Config, is_test: bool) -> TokenStream2 {
     if let Some((true, _)) = config.start_paused {
         builder = quote! { #builder.start_paused(true) };
     }
+    if let Some(name) = &config.name {
+        builder = quote! { #builder.name(#name) };
+    }
     let body = &input.block;
     let output = &input.sig.output;
     let span = body.span();
@@ -247,11 +256,20 @@ fn build(mut input: ItemFn, config: Config, is_test: bool) -> TokenStream2 {
         syn::ReturnType::Type(_, ty) => quote! { #ty },
     };
     // The annotation gives `?` in the body its error type, as tokio's expansion does.
+    // `!` cannot be named there on stable Rust; a diverging body needs no annotation.
+    let never = matches!(output, syn::ReturnType::Type(_, ty) if matches!(**ty, syn::Type::Never(_)));
+    let pinned = if never {
+        quote! { let body = ::core::pin::pin!(body); }
+    } else {
+        quote! {
+            let body: ::core::pin::Pin<&mut dyn ::core::future::Future<Output = #body_ty>> =
+                ::core::pin::pin!(body);
+        }
+    };
     let new_body = quote_spanned! {span=>
         {
             let body = async #body;
-            let body: ::core::pin::Pin<&mut dyn ::core::future::Future<Output = #body_ty>> =
-                ::core::pin::pin!(body);
+            #pinned
             #[allow(clippy::expect_used, clippy::diverging_sub_expression, clippy::needless_return)]
             {
                 return #builder
