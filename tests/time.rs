@@ -364,3 +364,34 @@ fn many_concurrent_timers_fire_in_deadline_order_on_one_loop() {
         assert_eq!(fired, sorted, "timers on one loop fire in deadline order");
     });
 }
+
+/// A sleep whose deadline has passed is not elapsed until it completes (tokio's
+/// `immediate_sleep`): `is_elapsed` reports the timer, not the clock.
+#[netloop::test(start_paused = true)]
+async fn a_past_deadline_is_not_elapsed_before_the_sleep_completes() {
+    let now = Instant::now();
+    let sleep = time::sleep_until(now);
+    netloop::pin!(sleep);
+    assert!(!sleep.is_elapsed());
+    sleep.as_mut().await;
+    assert!(now.elapsed() <= MS, "paused time did not move");
+    assert!(sleep.is_elapsed());
+}
+
+/// A future that spends its whole budget on every poll still times out: the deadline
+/// is looked at without a budget (tokio's `timeout_is_not_exhausted_by_future`).
+#[test]
+fn a_budget_hungry_future_still_times_out() {
+    // Bounded by the test body's limit: without the fix no timeout ever fires.
+    test_body(|| {
+        current().block_on(async {
+            let busy = async {
+                loop {
+                    netloop::task::consume_budget().await;
+                }
+            };
+            let timed_out = time::timeout(MS, busy).await;
+            assert!(timed_out.is_err(), "the busy future never ends on its own");
+        })
+    });
+}

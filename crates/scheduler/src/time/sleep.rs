@@ -105,9 +105,10 @@ impl Sleep {
         self.deadline
     }
 
-    /// True once the deadline has passed and the sleep has completed.
+    /// True once the sleep has completed: it returned `Ready`, or its loop fired its
+    /// timer. A deadline in the past does not count until then, as in tokio.
     pub fn is_elapsed(&self) -> bool {
-        self.elapsed || Instant::now() >= self.deadline
+        self.elapsed || self.registered.as_ref().is_some_and(|r| r.fire.fired.load(Acquire))
     }
 
     /// Moves the deadline, making the sleep pending again if it had completed.

@@ -85,12 +85,20 @@ impl<T: Future> Future for Timeout<T> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        let had_budget = netloop_reactor::coop::has_budget_remaining();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        match Pin::new(this.delay).poll(cx) {
+        let mut poll_delay = || match Pin::new(&mut *this.delay).poll(cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed(()))),
             Poll::Pending => Poll::Pending,
+        };
+        // A future that spent the whole budget must not also keep its deadline from
+        // being looked at: the delay is then polled without a budget.
+        if had_budget && !netloop_reactor::coop::has_budget_remaining() {
+            netloop_reactor::coop::with_unconstrained(poll_delay)
+        } else {
+            poll_delay()
         }
     }
 }
