@@ -644,3 +644,32 @@ async fn pin_both_forms() {
     })
     .await;
 }
+
+/// `join!`'s and `try_join!`'s futures are no larger than tokio's (32 and 48 bytes
+/// for one and two ready `i32` futures; 24 and 40 when biased): the futures sit in one
+/// pinned struct and the poll closure holds a reference and a rotation index.
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn join_futures_are_no_larger_than_tokios() {
+    use futures::future::ready;
+    use std::mem::size_of_val;
+    let one = async { netloop::join!(ready(0i32)) };
+    let two = async { netloop::join!(ready(0i32), ready(0i32)) };
+    let one_biased = async { netloop::join!(biased; ready(0i32)) };
+    let two_biased = async { netloop::join!(biased; ready(0i32), ready(0i32)) };
+    let try_two = async { netloop::try_join!(ready(Ok::<i32, ()>(0)), ready(Ok::<i32, ()>(0))) };
+    let sizes = [
+        size_of_val(&one),
+        size_of_val(&two),
+        size_of_val(&one_biased),
+        size_of_val(&two_biased),
+        size_of_val(&try_two),
+    ];
+    let tokio = [32, 48, 24, 40, 48];
+    for (i, (ours, theirs)) in sizes.iter().zip(tokio).enumerate() {
+        assert!(
+            ours <= &theirs,
+            "case {i}: {ours} bytes, tokio's is {theirs}; all: {sizes:?}"
+        );
+    }
+}

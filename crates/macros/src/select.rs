@@ -273,25 +273,35 @@ pub(crate) fn join(input: TokenStream, try_join: bool) -> syn::Result<TokenStrea
             quote! { () }
         });
     }
-    let futs: Vec<_> = (0..n).map(|i| format_ident!("__join_fut_{}", i)).collect();
-    let start = if biased || n == 1 {
-        quote! { 0 }
+    // The futures live in one pinned struct, projected field by field (pin-project-lite,
+    // no unsafe code); the poll_fn closure holds a pinned reference to it and, unless
+    // biased, the index of the future to poll first, rotated each poll so that none is
+    // starved of the cooperative budget. That is tokio's layout, and its future sizes.
+    let fields: Vec<_> = (0..n).map(|i| format_ident!("f{}", i)).collect();
+    let params: Vec<_> = (0..n).map(|i| format_ident!("F{}", i)).collect();
+    let rotate = !biased;
+    let (rotator_decl, start) = if rotate {
+        (
+            quote! { let mut __join_rotator: u32 = 0; },
+            quote! {{
+                let __start = __join_rotator;
+                __join_rotator = if __start + 1 == #n as u32 { 0 } else { __start + 1 };
+                __start as usize
+            }},
+        )
     } else {
-        quote! { #support::thread_rng_n(#n as u32) as usize }
+        (quote! {}, quote! { 0usize })
     };
-    let index = if n == 1 {
-        quote! { __join_start + __join_i }
-    } else {
-        quote! { (__join_start + __join_i) % #n }
-    };
-    let decls = exprs.iter().zip(&futs).map(|(e, f)| {
-        quote! { let mut #f = ::core::pin::pin!(#support::MaybeDone::new(::core::future::IntoFuture::into_future(#e))); }
-    });
-    let polls = futs.iter().enumerate().map(|(i, f)| {
+    let polls = fields.iter().enumerate().map(|(i, f)| {
         let check = if try_join {
             quote! {
-                if let ::core::option::Option::Some(::core::result::Result::Err(_)) = #f.as_mut().output_ref() {
-                    return ::core::task::Poll::Ready(::core::result::Result::Err(#i));
+                if let ::core::option::Option::Some(::core::result::Result::Err(_)) = __join_all.#f.as_mut().output_ref() {
+                    return match __join_all.#f.as_mut().take_output() {
+                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
+                            ::core::task::Poll::Ready(::core::result::Result::Err(e))
+                        }
+                        _ => ::core::unreachable!(),
+                    };
                 }
             }
         } else {
@@ -299,66 +309,58 @@ pub(crate) fn join(input: TokenStream, try_join: bool) -> syn::Result<TokenStrea
         };
         quote! {
             #i => {
-                if #f.as_mut().poll_done(__join_cx).is_pending() {
+                if __join_all.#f.as_mut().poll_done(__join_cx).is_pending() {
                     __join_done = false;
                 }
                 #check
             }
         }
     });
-    let outputs = futs
-        .iter()
-        .map(|f| quote! { #f.as_mut().take_output().expect("output taken once") });
-    let body = if try_join {
-        let unwrap_ok = futs.iter().map(|f| {
+    let outputs = fields.iter().map(|f| {
+        if try_join {
             quote! {
-                match #f.as_mut().take_output().expect("output taken once") {
+                match __join_all.#f.as_mut().take_output().expect("output taken once") {
                     ::core::result::Result::Ok(v) => v,
                     ::core::result::Result::Err(_) => ::core::unreachable!(),
                 }
             }
-        });
-        let err_arms = futs.iter().enumerate().map(|(i, f)| {
-            quote! {
-                #i => match #f.as_mut().take_output().expect("output taken once") {
-                    ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
-                    ::core::result::Result::Ok(_) => ::core::unreachable!(),
-                },
-            }
-        });
-        quote! {
-            match __join_result {
-                ::core::result::Result::Ok(()) => ::core::result::Result::Ok((#(#unwrap_ok,)*)),
-                ::core::result::Result::Err(__join_failed) => match __join_failed {
-                    #(#err_arms)*
-                    _ => ::core::unreachable!(),
-                },
-            }
+        } else {
+            quote! { __join_all.#f.as_mut().take_output().expect("output taken once") }
         }
+    });
+    let ready = if try_join {
+        quote! { ::core::result::Result::Ok((#(#outputs,)*)) }
     } else {
         quote! { (#(#outputs,)*) }
     };
+    let inits = fields.iter().zip(&exprs).map(|(f, e)| {
+        quote! { #f: #support::MaybeDone::new(::core::future::IntoFuture::into_future(#e)) }
+    });
     Ok(quote! {{
-        #(#decls)*
-        #[allow(unused_variables)]
-        let __join_result: ::core::result::Result<(), usize> = ::core::future::poll_fn(|__join_cx| {
+        #support::pin_project! {
+            #[allow(non_camel_case_types)]
+            struct __NetloopJoin<#(#params),*> {
+                #(#[pin] #fields: #params,)*
+            }
+        }
+        let mut __join = ::core::pin::pin!(__NetloopJoin { #(#inits,)* });
+        #rotator_decl
+        ::core::future::poll_fn(move |__join_cx| {
+            let mut __join_all = __join.as_mut().project();
             let mut __join_done = true;
-            // Start at a different future each time, as tokio's join! does, so none is
-            // starved of the cooperative budget.
             let __join_start: usize = #start;
             for __join_i in 0..#n {
-                match #index {
+                let __join_index = __join_start + __join_i;
+                match if __join_index >= #n { __join_index - #n } else { __join_index } {
                     #(#polls)*
                     _ => ::core::unreachable!(),
                 }
             }
-            if __join_done {
-                ::core::task::Poll::Ready(::core::result::Result::Ok(()))
-            } else {
-                ::core::task::Poll::Pending
+            if !__join_done {
+                return ::core::task::Poll::Pending;
             }
+            ::core::task::Poll::Ready(#ready)
         })
-        .await;
-        #body
+        .await
     }})
 }

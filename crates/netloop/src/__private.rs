@@ -6,6 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 pub use netloop_macros::{join_internal, select_internal, try_join_internal};
+pub use pin_project_lite::pin_project;
 
 /// A uniform random number in `0..n` from a per-thread xorshift (branch order of
 /// `select!` and `join!`).
