@@ -6,6 +6,9 @@
 use std::future::poll_fn;
 use std::io::{ErrorKind, IoSlice, IoSliceMut};
 use std::os::fd::{AsFd, AsRawFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake};
 
 use netloop::io::{AsyncReadExt, AsyncWriteExt, Interest, ReadBuf};
 use netloop::net::{TcpListener, TcpStream};
@@ -170,4 +173,70 @@ async fn owned_halves_have_readiness_and_try_read_buf() {
     }
     assert_eq!(buf, b"buf");
     assert_eq!(rd.peer_addr().unwrap(), wr.peer_addr().unwrap());
+}
+
+// ---------------------------------------------------------------------------------
+// After the runtime is dropped
+// ---------------------------------------------------------------------------------
+
+/// A waker that records that it was woken.
+struct Flag(AtomicBool);
+impl Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+/// A runtime of either flavour, with one loop.
+fn rt(multi: bool) -> netloop::runtime::Runtime {
+    if multi {
+        netloop::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+    } else {
+        netloop::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+}
+/// A listener registered with `rt`'s loop from outside it (`enter` + `from_std`).
+fn listener(rt: &netloop::runtime::Runtime) -> TcpListener {
+    let _e = rt.enter();
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    TcpListener::from_std(l).unwrap()
+}
+/// tokio's `tcp_doesnt_block`: a resource whose runtime is gone errors instead of
+/// waiting for readiness that can never come.
+#[test]
+fn io_on_a_dropped_runtime_fails_at_once() {
+    for multi in [false, true] {
+        let rt = rt(multi);
+        let l = listener(&rt);
+        drop(rt);
+        let flag = Arc::new(Flag(AtomicBool::new(false)));
+        let waker = flag.clone().into();
+        let mut cx = Context::from_waker(&waker);
+        let mut fut = Box::pin(async move { l.accept().await.is_err() });
+        assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(true)), "multi={multi}");
+    }
+}
+/// tokio's `drop_wakes`: a task waiting on a resource is woken when the runtime goes,
+/// and its next poll fails.
+#[test]
+fn dropping_the_runtime_wakes_a_pending_accept_with_an_error() {
+    for multi in [false, true] {
+        let rt = rt(multi);
+        let l = listener(&rt);
+        let flag = Arc::new(Flag(AtomicBool::new(false)));
+        let waker = flag.clone().into();
+        let mut cx = Context::from_waker(&waker);
+        let mut fut = Box::pin(async move { l.accept().await.is_err() });
+        assert!(fut.as_mut().poll(&mut cx).is_pending(), "multi={multi}");
+        drop(rt);
+        assert!(flag.0.load(Ordering::SeqCst), "woken multi={multi}");
+        assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(true)), "multi={multi}");
+    }
 }

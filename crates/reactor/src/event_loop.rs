@@ -225,6 +225,9 @@ impl Drop for EventLoop {
         self.core.shared.advance_state(LoopState::Shutdown);
         let core: &Core = &self.core;
         let _guard = context::enter(core).ok();
+        // I/O resources outlive their loop: they must fail from now on, and anyone
+        // waiting on one must hear of it.
+        self.driver.close_registrations(core);
         self.driver.terminate(core, false);
     }
 }
@@ -761,16 +764,20 @@ impl Driver {
         core.local.state.set(LoopState::Shutdown);
         core.shared.inbox.close();
         self.final_drain(core);
+        self.close_registrations(core);
+        self.final_drain(core);
+        self.terminate(core, true);
+    }
 
-        // Deregister and close every registration: their tasks see an error, not a hang.
+    /// Deregisters and closes every registration, and wakes whoever waits on one:
+    /// their operations fail with an error instead of waiting forever.
+    fn close_registrations(&mut self, core: &Core) {
         let mut wakers = std::mem::take(&mut self.wake_buf);
         for io in core.shared.io.close() {
             io.shutdown(&mut wakers);
         }
         wakers.drain(..).for_each(Waker::wake);
         self.wake_buf = wakers;
-        self.final_drain(core);
-        self.terminate(core, true);
     }
 
     fn final_drain(&mut self, core: &Core) {
