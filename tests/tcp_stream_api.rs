@@ -240,3 +240,68 @@ fn dropping_the_runtime_wakes_a_pending_accept_with_an_error() {
         assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(true)), "multi={multi}");
     }
 }
+
+// ---------------------------------------------------------------------------------
+// Several tasks awaiting one resource
+// ---------------------------------------------------------------------------------
+
+/// Fifty tasks await `accept` on one shared listener; fifty connections reach fifty
+/// of them (tokio's `accept_many`): every waiting task is woken, not just the last.
+#[netloop::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_tasks_accepting_on_one_listener_all_get_connections() {
+    const N: usize = 50;
+    let listener = std::sync::Arc::new(TcpListener::bind("127.0.0.1:0").await.unwrap());
+    let addr = listener.local_addr().unwrap();
+    let (waiting_tx, mut waiting_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut acceptors = Vec::new();
+    for _ in 0..N {
+        let listener = listener.clone();
+        let waiting_tx = waiting_tx.clone();
+        acceptors.push(netloop::spawn(async move {
+            let accept = listener.accept();
+            netloop::pin!(accept);
+            assert!(futures::poll!(accept.as_mut()).is_pending(), "nothing to accept yet");
+            waiting_tx.send(()).unwrap();
+            accept.await.unwrap()
+        }));
+    }
+    for _ in 0..N {
+        waiting_rx.recv().await.unwrap();
+    }
+    let clients: Vec<_> = (0..N).map(|_| std::net::TcpStream::connect(addr).unwrap()).collect();
+    for a in acceptors {
+        timeout(WAIT, a)
+            .await
+            .expect("every acceptor got a connection")
+            .unwrap();
+    }
+    drop(clients);
+}
+
+/// Two tasks waiting for one stream to become readable are both woken.
+#[netloop::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tasks_awaiting_readable_are_both_woken() {
+    let (mut client, server) = pair().await;
+    let server = std::sync::Arc::new(server);
+    let (waiting_tx, mut waiting_rx) = tokio::sync::mpsc::unbounded_channel();
+    let waiters: Vec<_> = (0..2)
+        .map(|_| {
+            let server = server.clone();
+            let waiting_tx = waiting_tx.clone();
+            netloop::spawn(async move {
+                let readable = server.readable();
+                netloop::pin!(readable);
+                assert!(futures::poll!(readable.as_mut()).is_pending());
+                waiting_tx.send(()).unwrap();
+                readable.await.unwrap();
+            })
+        })
+        .collect();
+    for _ in 0..2 {
+        waiting_rx.recv().await.unwrap();
+    }
+    client.write_all(b"!").await.unwrap();
+    for w in waiters {
+        timeout(WAIT, w).await.expect("both waiters woke").unwrap();
+    }
+}

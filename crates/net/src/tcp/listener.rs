@@ -6,7 +6,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll, ready};
 
-use netloop_reactor::io::PollEvented;
+use netloop_reactor::io::{Direction, PollEvented};
 
 use super::TcpStream;
 use crate::addr::ToSocketAddrs;
@@ -50,9 +50,12 @@ impl TcpListener {
         })
     }
 
-    /// Accepts a connection.
+    /// Accepts a connection. Several tasks may await `accept` on one listener at once
+    /// (say, through an `Arc`): each connection goes to one of them, and none is left
+    /// waiting while connections arrive.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        poll_fn(|cx| self.poll_accept(cx)).await
+        let (stream, addr) = poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |l| l.accept())).await?;
+        Ok(self.accepted(stream, addr))
     }
 
     /// Polls to accept a connection.
@@ -61,14 +64,23 @@ impl TcpListener {
     /// uses it; and the accepting task's next `spawn` goes to the runtime's next loop
     /// (Netty's `childGroup.next()`). So the usual accept-and-spawn loop spreads its
     /// connections over every loop, each woken on its own loop's thread.
+    ///
+    /// Only the waker of the last call is woken, as with tokio's `poll_accept`; use
+    /// [`accept`](Self::accept) from several tasks.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         let (stream, addr) = ready!(self.poll_accept_raw(cx))?;
+        Poll::Ready(Ok(self.accepted(stream, addr)))
+    }
+
+    /// An accepted socket as a deferred stream, and the hand-off of the accepting
+    /// task's next spawn.
+    fn accepted(&self, stream: mio::net::TcpStream, addr: SocketAddr) -> (TcpStream, SocketAddr) {
         let fallback = self
             .io
             .registered_loop()
             .expect("a listener is registered when it is made");
         netloop_scheduler::placement::connection_accepted();
-        Poll::Ready(Ok((TcpStream::new_deferred(stream, fallback), addr)))
+        (TcpStream::new_deferred(stream, fallback), addr)
     }
 
     /// Accepts without registering the new socket (the acceptor registers it on the

@@ -134,17 +134,18 @@ impl TcpStream {
         self.io.get_ref().ttl()
     }
 
-    /// Waits for any of `interest` and returns everything of it that is ready.
+    /// Waits for any of `interest` and returns everything of it that is ready. Several
+    /// tasks may wait at once; each is woken by the next event.
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
         poll_fn(|cx| {
             let mut ready = Ready::EMPTY;
             if interest.is_readable()
-                && let Poll::Ready(ev) = self.io.poll_read_ready(cx)
+                && let Poll::Ready(ev) = self.io.poll_ready_shared(cx, Direction::Read)
             {
                 ready |= ev?.ready;
             }
             if interest.is_writable()
-                && let Poll::Ready(ev) = self.io.poll_write_ready(cx)
+                && let Poll::Ready(ev) = self.io.poll_ready_shared(cx, Direction::Write)
             {
                 ready |= ev?.ready;
             }
@@ -160,12 +161,16 @@ impl TcpStream {
     /// Waits until the stream is readable (may be spurious: `try_read` may still say
     /// `WouldBlock`).
     pub async fn readable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_read_ready(cx)).await
+        poll_fn(|cx| self.io.poll_ready_shared(cx, Direction::Read))
+            .await
+            .map(drop)
     }
 
     /// Waits until the stream is writable.
     pub async fn writable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_write_ready(cx)).await
+        poll_fn(|cx| self.io.poll_ready_shared(cx, Direction::Write))
+            .await
+            .map(drop)
     }
 
     /// Polls for read readiness.
@@ -205,7 +210,7 @@ impl TcpStream {
 
     /// Receives data without removing it from the queue.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_read_io(cx, |s| s.peek(buf))).await
+        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.peek(buf))).await
     }
 
     /// Polls to receive data without removing it from the queue: on `Ready(Ok(n))`,
@@ -232,11 +237,7 @@ impl TcpStream {
     /// custom operation (a `recvmsg`, a `sendfile`) on the stream's socket.
     pub async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
         let direction = direction_of(interest);
-        poll_fn(|cx| match direction {
-            Direction::Read => self.io.poll_read_io(cx, |_| f()),
-            _ => self.io.poll_write_io(cx, |_| f()),
-        })
-        .await
+        poll_fn(|cx| self.io.poll_io_shared(cx, direction, |_| f())).await
     }
 
     /// Takes the socket's pending error (`SO_ERROR`), if any.

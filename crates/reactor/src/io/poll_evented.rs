@@ -75,6 +75,20 @@ impl Registration {
         Poll::Ready(Ok(event))
     }
 
+    /// [`poll_ready`](Self::poll_ready) for a readiness future that other tasks may
+    /// await on the same direction at once (`accept` on a shared listener,
+    /// `readable`): every one of them is woken by the next event, where `poll_ready`
+    /// wakes only the last waker it was given.
+    #[inline]
+    pub fn poll_ready_shared(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
+        let event = ready!(self.io.poll_ready_shared(cx, direction));
+        if event.is_shutdown {
+            return Poll::Ready(Err(shut_down_error()));
+        }
+        ready!(coop::poll_proceed(cx)).made_progress();
+        Poll::Ready(Ok(event))
+    }
+
     /// Forgets the readiness in `event` unless a newer event has arrived since.
     #[inline]
     pub fn clear_readiness(&self, event: ReadyEvent) {
@@ -87,10 +101,32 @@ impl Registration {
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
+        op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_io_with(cx, direction, Self::poll_ready, op)
+    }
+
+    /// [`poll_io`](Self::poll_io) waiting as [`poll_ready_shared`](Self::poll_ready_shared)
+    /// does: for operations several tasks may await at once.
+    pub fn poll_io_shared<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_io_with(cx, direction, Self::poll_ready_shared, op)
+    }
+
+    #[inline]
+    fn poll_io_with<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        wait: fn(&Self, &mut Context<'_>, Direction) -> Poll<io::Result<ReadyEvent>>,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         loop {
-            let event = ready!(self.poll_ready(cx, direction))?;
+            let event = ready!(wait(self, cx, direction))?;
             match op() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(event),
                 res => return Poll::Ready(res),
@@ -320,6 +356,24 @@ impl<S: Source> PollEvented<S> {
     ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
         self.registration()?.poll_io(cx, Direction::Write, || op(source))
+    }
+
+    /// An operation on the source that several tasks may await at once, retried
+    /// across `WouldBlock`; see [`Registration::poll_io_shared`].
+    pub fn poll_io_shared<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        mut op: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        let source = self.get_ref();
+        self.registration()?.poll_io_shared(cx, direction, || op(source))
+    }
+
+    /// Readiness of `direction` for a future several tasks may await at once; see
+    /// [`Registration::poll_ready_shared`].
+    pub fn poll_ready_shared(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
+        self.registration()?.poll_ready_shared(cx, direction)
     }
 
     /// One non-waiting attempt; see [`Registration::try_io`].

@@ -57,6 +57,21 @@ fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Co
     }
 }
 
+/// Wakes every waker of a direction's shared list (emptying it): a task of this loop in
+/// place, any other through `wakers`. Returns how many wakes cross threads.
+fn wake_shared(list: &mut Vec<Waker>, core: Option<&Core>, wakers: &mut Vec<Waker>) -> u64 {
+    let mut remote = 0;
+    for waker in list.drain(..) {
+        let in_place = crate::loop_task::is_loop_task_waker(&waker)
+            && core.is_some_and(|core| crate::loop_task::wake_by_ref_on(core, &waker));
+        if !in_place {
+            remote += 1;
+            wakers.push(waker);
+        }
+    }
+    remote
+}
+
 /// The tag of a slot that holds the loop task whose data pointer is `data`, woken
 /// since it last registered: the pointer with its low bit set (a task header is
 /// aligned, so the bit is free).
@@ -83,6 +98,11 @@ pub struct ReadyEvent {
 struct Waiters {
     reader: Option<Waker>,
     writer: Option<Waker>,
+    /// Per direction, every waker of a readiness future (`accept`, `readable`, ...)
+    /// that waits: unlike the slot, where the last waker wins, all of them are woken
+    /// by the next event and the list is emptied. A waker whose future was dropped
+    /// meanwhile gets one spurious wake.
+    shared: [Vec<Waker>; 2],
 }
 
 pub(crate) struct ScheduledIo {
@@ -161,9 +181,11 @@ impl ScheduledIo {
         let mut remote = 0;
         if !(ready & Direction::Read.mask()).is_empty() {
             remote += wake_waiter(&mut w.reader, &self.armed[0], core, wakers);
+            remote += wake_shared(&mut w.shared[0], core, wakers);
         }
         if !(ready & Direction::Write.mask()).is_empty() {
             remote += wake_waiter(&mut w.writer, &self.armed[1], core, wakers);
+            remote += wake_shared(&mut w.shared[1], core, wakers);
         }
         remote
     }
@@ -175,6 +197,9 @@ impl ScheduledIo {
         let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
         wakers.extend(w.reader.take());
         wakers.extend(w.writer.take());
+        for list in &mut w.shared {
+            wakers.append(list);
+        }
         for armed in &self.armed {
             armed.store(std::ptr::null_mut(), Release);
         }
@@ -202,6 +227,28 @@ impl ScheduledIo {
         match self.ready_now(direction) {
             Some(ev) => Poll::Ready(ev),
             None => self.register_and_recheck(cx, direction),
+        }
+    }
+
+    /// [`poll_ready`](Self::poll_ready) for a readiness future that may share the
+    /// direction with others (several tasks accepting on one listener): its waker
+    /// joins the direction's list instead of replacing the slot's.
+    pub(crate) fn poll_ready_shared(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<ReadyEvent> {
+        if let Some(ev) = self.ready_now(direction) {
+            return Poll::Ready(ev);
+        }
+        {
+            let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+            let list = &mut w.shared[direction as usize];
+            if !list.iter().any(|existing| existing.will_wake(cx.waker())) {
+                list.push(cx.waker().clone());
+            }
+        }
+        // The loop sets readiness before it takes the list under the lock, so an
+        // event that raced the registration above is visible now.
+        match self.ready_now(direction) {
+            Some(ev) => Poll::Ready(ev),
+            None => Poll::Pending,
         }
     }
 
@@ -273,6 +320,45 @@ mod tests {
         assert!(io.ready_now(Direction::Read).is_none());
     }
 
+    use std::sync::Arc;
+
+    /// Wakes counted through `Wake`, to see who was woken.
+    struct Count(std::sync::atomic::AtomicUsize);
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn every_shared_waiter_is_woken_once_and_the_list_empties() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let io = ScheduledIo::new(1);
+        let counts: Vec<Arc<Count>> = (0..3).map(|_| Arc::new(Count(0.into()))).collect();
+        for c in &counts {
+            let waker = Waker::from(c.clone());
+            let mut cx = Context::from_waker(&waker);
+            assert!(io.poll_ready_shared(&mut cx, Direction::Read).is_pending());
+            // The same waker again is not listed twice.
+            assert!(io.poll_ready_shared(&mut cx, Direction::Read).is_pending());
+        }
+        let mut wakers = vec![];
+        // Writability wakes no reader.
+        assert_eq!(io.set_readiness(Ready::WRITABLE, None, &mut wakers), 0);
+        assert!(wakers.is_empty());
+        assert_eq!(
+            io.set_readiness(Ready::READABLE, None, &mut wakers),
+            3,
+            "each waiter, once"
+        );
+        wakers.drain(..).for_each(Waker::wake);
+        assert!(counts.iter().all(|c| c.0.load(SeqCst) == 1));
+        let seen = io.ready_now(Direction::Read).unwrap();
+        io.clear_readiness(seen);
+        io.set_readiness(Ready::READABLE, None, &mut wakers);
+        assert!(wakers.is_empty(), "the list was emptied by the first event");
+    }
+
     #[test]
     fn closed_bits_survive_a_clear_and_directions_are_separate() {
         let io = ScheduledIo::new(1);
@@ -318,5 +404,55 @@ mod tests {
         wakers.drain(..).for_each(Waker::wake);
         assert_eq!(writes.0.load(Ordering::SeqCst), 1);
         assert!(io.ready_now(Direction::Write).unwrap().is_shutdown);
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_models {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::task::{Context, Wake, Waker};
+
+    use loom::thread;
+
+    use super::*;
+
+    struct Flag(AtomicBool);
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, SeqCst);
+        }
+    }
+
+    /// Two readiness futures register on one direction while the loop delivers an
+    /// event: each of them either sees the readiness or is woken by the event. With
+    /// the check after registering removed, or the list taken before the readiness
+    /// is set, a wake is lost and the model fails.
+    #[test]
+    fn shared_waiters_racing_an_event_are_woken_or_see_it() {
+        loom::model(|| {
+            let io = Arc::new(ScheduledIo::new(0));
+            let waiters: Vec<_> = (0..2)
+                .map(|_| {
+                    let io = io.clone();
+                    thread::spawn(move || {
+                        let flag = Arc::new(Flag(AtomicBool::new(false)));
+                        let waker = Waker::from(flag.clone());
+                        let polled = io.poll_ready_shared(&mut Context::from_waker(&waker), Direction::Read);
+                        (polled.is_ready(), flag)
+                    })
+                })
+                .collect();
+            let mut wakers = Vec::new();
+            io.set_readiness(Ready::READABLE, None, &mut wakers);
+            wakers.drain(..).for_each(Waker::wake);
+            for w in waiters {
+                let (saw_it, flag) = w.join().unwrap();
+                assert!(
+                    saw_it || flag.0.load(SeqCst),
+                    "a waiter neither saw the event nor was woken"
+                );
+            }
+        });
     }
 }
