@@ -305,3 +305,39 @@ async fn two_tasks_awaiting_readable_are_both_woken() {
         timeout(WAIT, w).await.expect("both waiters woke").unwrap();
     }
 }
+
+// ---------------------------------------------------------------------------------
+// lookup_host, and sockets made outside a runtime
+// ---------------------------------------------------------------------------------
+
+#[netloop::test]
+async fn lookup_host_resolves_literals_and_localhost() {
+    let addr: std::net::SocketAddr = "127.0.0.1:8000".parse().unwrap();
+    assert_eq!(
+        netloop::net::lookup_host(addr).await.unwrap().collect::<Vec<_>>(),
+        [addr]
+    );
+    assert_eq!(
+        netloop::net::lookup_host("127.0.0.1:8000")
+            .await
+            .unwrap()
+            .collect::<Vec<_>>(),
+        [addr]
+    );
+    let local = netloop::net::lookup_host("localhost:3000")
+        .await
+        .unwrap()
+        .next()
+        .unwrap();
+    assert!(local.ip().is_loopback() && local.port() == 3000, "{local}");
+    let bad = netloop::net::lookup_host("no port here").await;
+    assert!(bad.is_err(), "a host without a port is an error, not a panic");
+}
+
+/// As tokio's: a socket cannot be registered with no runtime to register it with.
+#[test]
+#[should_panic(expected = "there is no reactor running")]
+fn a_listener_from_std_outside_a_runtime_panics() {
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let _ = TcpListener::try_from(std_listener);
+}

@@ -42,6 +42,23 @@ impl Resolve {
     }
 }
 
+/// Resolves `host` to its socket addresses (tokio's `net::lookup_host`): a literal
+/// address at once, a host name (`"localhost:80"`, `("example.org", 443)`) through the
+/// system resolver on the blocking pool.
+///
+/// ```
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # rt.block_on(async {
+/// let addrs: Vec<_> = netloop_net::lookup_host("127.0.0.1:8080").await?.collect();
+/// assert_eq!(addrs, ["127.0.0.1:8080".parse().unwrap()]);
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub async fn lookup_host<T: ToSocketAddrs>(host: T) -> io::Result<impl Iterator<Item = SocketAddr>> {
+    host.to_addrs().resolve().await
+}
+
 macro_rules! literal {
     ($($t:ty),*) => {$(
         impl sealed::Sealed for $t {}

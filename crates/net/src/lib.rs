@@ -14,6 +14,6 @@ mod registration;
 mod serve;
 pub mod tcp;
 
-pub use addr::ToSocketAddrs;
+pub use addr::{ToSocketAddrs, lookup_host};
 pub use serve::{ACCEPTS_PER_EVENT, EXHAUSTION_PAUSE, Serve, serve};
 pub use tcp::{TcpListener, TcpStream};

@@ -44,6 +44,7 @@ impl TcpListener {
         Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "could not resolve to any address")))
     }
 
+    #[track_caller]
     fn new(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
         Ok(TcpListener {
             io: register(listener, mio::Interest::READABLE)?,
@@ -90,6 +91,12 @@ impl TcpListener {
     }
 
     /// Wraps a std listener, setting it non-blocking, registered with the current loop.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime (as tokio's does): call it inside `block_on`, a task, or after
+    /// `Runtime::enter`.
+    #[track_caller]
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         listener.set_nonblocking(true)?;
         TcpListener::new(mio::net::TcpListener::from_std(listener))
@@ -113,5 +120,15 @@ impl TcpListener {
     /// Sets `IP_TTL`.
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
         self.io.get_ref().set_ttl(ttl)
+    }
+}
+
+impl TryFrom<std::net::TcpListener> for TcpListener {
+    type Error = io::Error;
+
+    /// [`TcpListener::from_std`]; panics outside a runtime, as it does.
+    #[track_caller]
+    fn try_from(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        TcpListener::from_std(listener)
     }
 }

@@ -69,6 +69,7 @@ impl TcpStream {
         }
     }
 
+    #[track_caller]
     pub(crate) fn new(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
         Ok(TcpStream {
             io: register(stream, mio::Interest::READABLE | mio::Interest::WRITABLE)?,
@@ -84,6 +85,11 @@ impl TcpStream {
     }
 
     /// Wraps a std stream (setting it non-blocking), registered with the current loop.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime (as tokio's does).
+    #[track_caller]
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(true)?;
         TcpStream::new(mio::net::TcpStream::from_std(stream))
@@ -347,6 +353,7 @@ impl TryFrom<std::net::TcpStream> for TcpStream {
     type Error = io::Error;
 
     /// [`TcpStream::from_std`]: the std stream is set non-blocking and registered.
+    #[track_caller]
     fn try_from(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         TcpStream::from_std(stream)
     }
