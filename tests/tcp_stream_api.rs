@@ -266,7 +266,10 @@ async fn many_tasks_accepting_on_one_listener_all_get_connections() {
         }));
     }
     for _ in 0..N {
-        waiting_rx.recv().await.unwrap();
+        timeout(WAIT, waiting_rx.recv())
+            .await
+            .expect("every acceptor waits")
+            .unwrap();
     }
     let clients: Vec<_> = (0..N).map(|_| std::net::TcpStream::connect(addr).unwrap()).collect();
     for a in acceptors {
@@ -282,6 +285,9 @@ async fn many_tasks_accepting_on_one_listener_all_get_connections() {
 #[netloop::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_tasks_awaiting_readable_are_both_woken() {
     let (mut client, server) = pair().await;
+    // An accepted stream starts out taken as readable: a read that finds nothing
+    // clears that.
+    assert_eq!(server.try_read(&mut [0; 1]).unwrap_err().kind(), ErrorKind::WouldBlock);
     let server = std::sync::Arc::new(server);
     let (waiting_tx, mut waiting_rx) = tokio::sync::mpsc::unbounded_channel();
     let waiters: Vec<_> = (0..2)
@@ -298,7 +304,7 @@ async fn two_tasks_awaiting_readable_are_both_woken() {
         })
         .collect();
     for _ in 0..2 {
-        waiting_rx.recv().await.unwrap();
+        timeout(WAIT, waiting_rx.recv()).await.expect("both wait").unwrap();
     }
     client.write_all(b"!").await.unwrap();
     for w in waiters {
@@ -340,4 +346,26 @@ async fn lookup_host_resolves_literals_and_localhost() {
 fn a_listener_from_std_outside_a_runtime_panics() {
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let _ = TcpListener::try_from(std_listener);
+}
+
+/// An accepted stream starts out taken as readable and writable (tokio's
+/// `new_accepted`): the first `try_read` tries the socket instead of waiting for the
+/// loop to report it, and finding nothing clears that.
+#[netloop::test]
+async fn an_accepted_stream_is_tried_at_once() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    std::io::Write::write_all(&mut client, b"first").unwrap();
+    let (server, _) = listener.accept().await.unwrap();
+    // No await between: the loop has not polled the new socket yet. (On loopback the
+    // bytes are in its receive queue once `write_all` returned.)
+    let mut buf = [0u8; 8];
+    assert_eq!(server.try_read(&mut buf).unwrap(), 5);
+    assert_eq!(&buf[..5], b"first");
+    assert_eq!(server.try_read(&mut buf).unwrap_err().kind(), ErrorKind::WouldBlock);
+    // Not readable now until the peer writes again.
+    let mut readable = Box::pin(server.readable());
+    assert!(futures::poll!(readable.as_mut()).is_pending());
+    std::io::Write::write_all(&mut client, b"x").unwrap();
+    timeout(WAIT, readable).await.unwrap().unwrap();
 }

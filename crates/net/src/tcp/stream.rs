@@ -77,10 +77,14 @@ impl TcpStream {
     }
 
     /// An accepted stream, registered at its first use by the loop that uses it
-    /// (`fallback`, the listener's loop, if that use is off every loop).
+    /// (`fallback`, the listener's loop, if that use is off every loop), and taken as
+    /// readable and writable until an operation finds otherwise: a new connection's
+    /// first request is usually there already, so the first read tries the socket
+    /// instead of waiting for the loop's first event (as tokio's accepted streams do).
     pub(crate) fn new_deferred(stream: mio::net::TcpStream, fallback: EventLoopHandle) -> TcpStream {
         TcpStream {
-            io: PollEvented::new_deferred(stream, mio::Interest::READABLE | mio::Interest::WRITABLE, fallback),
+            io: PollEvented::new_deferred(stream, mio::Interest::READABLE | mio::Interest::WRITABLE, fallback)
+                .assuming_ready(Ready::READABLE | Ready::WRITABLE),
         }
     }
 

@@ -8,9 +8,9 @@ use std::task::{Context, Poll, ready};
 use mio::event::Source;
 use mio::unix::SourceFd;
 
-use super::Interest;
 use super::ready::Direction;
 use super::scheduled_io::{ReadyEvent, ScheduledIo};
+use super::{Interest, Ready};
 use crate::context;
 use crate::coop;
 use crate::handle::EventLoopHandle;
@@ -93,6 +93,14 @@ impl Registration {
     #[inline]
     pub fn clear_readiness(&self, event: ReadyEvent) {
         self.io.clear_readiness(event);
+    }
+
+    /// Marks the registration ready in `ready`'s directions without waiting for an
+    /// event, so the next operation tries the socket at once (an accepted
+    /// connection's first request is usually there already). An operation that
+    /// finds nothing clears it as usual; nobody is woken.
+    pub fn assume_ready(&self, ready: Ready) {
+        self.io.assume_ready(ready);
     }
 
     /// Runs `op` until it succeeds or fails with something other than `WouldBlock`,
@@ -194,6 +202,8 @@ struct Deferred {
     interest: Interest,
     /// The loop used if the first use is on a thread that drives none.
     fallback: EventLoopHandle,
+    /// Readiness assumed once registered (see [`Registration::assume_ready`]).
+    assumed: Ready,
     /// Held while registering: racing first uses register the source once.
     registering: Mutex<()>,
 }
@@ -246,11 +256,24 @@ impl<S: Source> PollEvented<S> {
                 fd: source.as_raw_fd(),
                 interest,
                 fallback,
+                assumed: Ready::EMPTY,
                 registering: Mutex::new(()),
             }),
             source: Some(source),
             registration: OnceLock::new(),
         }
+    }
+
+    /// A deferred source is taken as ready in `ready`'s directions as soon as it is
+    /// registered (see [`Registration::assume_ready`]); for one registered at
+    /// construction, this marks it now.
+    pub fn assuming_ready(mut self, ready: Ready) -> Self {
+        match (&mut self.deferred, self.registration.get()) {
+            (_, Some(registration)) => registration.assume_ready(ready),
+            (Some(deferred), None) => deferred.assumed = ready,
+            (None, None) => unreachable!("a PollEvented is registered at construction unless deferred"),
+        }
+        self
     }
 
     /// The source.
@@ -287,6 +310,7 @@ impl<S: Source> PollEvented<S> {
         }
         let handle = EventLoopHandle::current().unwrap_or_else(|| deferred.fallback.clone());
         let registration = Registration::new(&handle, &mut SourceFd(&deferred.fd), deferred.interest)?;
+        registration.assume_ready(deferred.assumed);
         Ok(self.registration.get_or_init(|| registration))
     }
 

@@ -289,6 +289,16 @@ impl ScheduledIo {
         }
     }
 
+    /// Marks the registration ready in `ready`'s directions without an event: the
+    /// next operation tries the socket at once, and one that finds nothing clears
+    /// the readiness as usual. Wakes nobody; leaves the tick alone; nothing after
+    /// shutdown.
+    pub(crate) fn assume_ready(&self, ready: Ready) {
+        let _ = self.readiness.fetch_update(AcqRel, Acquire, |word| {
+            (word & SHUTDOWN == 0).then_some(word | ready.bits() as usize)
+        });
+    }
+
     /// Forget the readiness in `event` (an operation got `WouldBlock`), unless a newer
     /// event arrived since it was observed. Closed bits are final and stay.
     #[inline]
