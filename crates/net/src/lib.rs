@@ -13,7 +13,9 @@ pub mod io;
 mod registration;
 mod serve;
 pub mod tcp;
+mod udp;
 
 pub use addr::{ToSocketAddrs, lookup_host};
 pub use serve::{ACCEPTS_PER_EVENT, EXHAUSTION_PAUSE, Serve, serve};
 pub use tcp::{TcpListener, TcpStream};
+pub use udp::UdpSocket;

@@ -109,6 +109,23 @@ thread_local! {
     static CURRENT: RefCell<Option<Rc<Shared>>> = const { RefCell::new(None) };
 }
 
+/// The context of a [`LocalSet`], entered by [`LocalSet::enter`]; dropping it restores
+/// the set entered before, if any.
+pub struct LocalEnterGuard(Option<Rc<Shared>>);
+
+impl Drop for LocalEnterGuard {
+    fn drop(&mut self) {
+        let prev = self.0.take();
+        let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+    }
+}
+
+impl fmt::Debug for LocalEnterGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("LocalEnterGuard")
+    }
+}
+
 /// A set of `!Send` tasks that run on the thread that drives the set.
 pub struct LocalSet {
     shared: Rc<Shared>,
@@ -217,15 +234,10 @@ impl LocalSet {
         rt.block_on(self.run_until(future))
     }
 
-    fn enter(&self) -> impl Drop + '_ {
-        struct Reset(Option<Rc<Shared>>);
-        impl Drop for Reset {
-            fn drop(&mut self) {
-                let prev = self.0.take();
-                let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
-            }
-        }
-        Reset(CURRENT.with(|c| c.replace(Some(self.shared.clone()))))
+    /// Enters the set's context on this thread until the guard drops: off a loop,
+    /// `task::spawn_local` adds to this set meanwhile (tokio's `LocalSet::enter`).
+    pub fn enter(&self) -> LocalEnterGuard {
+        LocalEnterGuard(CURRENT.with(|c| c.replace(Some(self.shared.clone()))))
     }
 
     /// Runs queued tasks; keeps `cx` registered for more.

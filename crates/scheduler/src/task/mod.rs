@@ -10,7 +10,7 @@ mod task_local;
 pub use coop::{Unconstrained, consume_budget, unconstrained};
 pub use join::{AbortHandle, Id, JoinError, JoinHandle, id, try_id};
 pub use join_set::JoinSet;
-pub use local::LocalSet;
+pub use local::{LocalEnterGuard, LocalSet};
 pub use spawn::{spawn, spawn_local, spawn_pinned, spawn_pinned_on, yield_now};
 pub use task_local::{AccessError, LocalKey};
 

@@ -1,0 +1,352 @@
+//! `UdpSocket`: datagrams on an event loop (tokio's `net::UdpSocket`).
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::task::{Context, Poll, ready};
+
+use netloop_reactor::io::{Direction, PollEvented, Ready};
+use tokio::io::ReadBuf;
+
+use crate::addr::ToSocketAddrs;
+use crate::io::Interest;
+use crate::registration::register;
+
+/// A UDP socket (tokio's `net::UdpSocket`).
+///
+/// Registered with the event loop current where it was bound (or the runtime's next
+/// loop, off the loops). Every method takes `&self`, so one socket may be shared
+/// through an `Arc` by a sending and a receiving task; several tasks may await
+/// `recv_from` at once, each datagram going to one of them.
+///
+/// ```
+/// use netloop_net::UdpSocket;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # rt.block_on(async {
+/// let a = UdpSocket::bind("127.0.0.1:0").await?;
+/// let b = UdpSocket::bind("127.0.0.1:0").await?;
+/// a.send_to(b"ping", b.local_addr()?).await?;
+/// let mut buf = [0u8; 16];
+/// let (n, from) = b.recv_from(&mut buf).await?;
+/// assert_eq!((&buf[..n], from), (&b"ping"[..], a.local_addr()?));
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct UdpSocket {
+    io: PollEvented<mio::net::UdpSocket>,
+}
+
+impl fmt::Debug for UdpSocket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.io.get_ref().fmt(f)
+    }
+}
+
+impl UdpSocket {
+    /// Binds to `addr`, trying each resolved address in turn; returns the first
+    /// success or the last error (`AddrInUse` for a port in use).
+    pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
+        let mut last = None;
+        for addr in addr.to_addrs().resolve().await? {
+            match mio::net::UdpSocket::bind(addr).and_then(UdpSocket::new) {
+                Ok(socket) => return Ok(socket),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "could not resolve to any address")))
+    }
+
+    #[track_caller]
+    fn new(socket: mio::net::UdpSocket) -> io::Result<UdpSocket> {
+        Ok(UdpSocket {
+            io: register(socket, mio::Interest::READABLE | mio::Interest::WRITABLE)?,
+        })
+    }
+
+    /// Wraps a std socket, setting it non-blocking, registered with the current loop.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime, as tokio's does.
+    #[track_caller]
+    pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
+        socket.set_nonblocking(true)?;
+        UdpSocket::new(mio::net::UdpSocket::from_std(socket))
+    }
+
+    /// Deregisters and returns the std socket (still non-blocking).
+    pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
+        Ok(self.io.into_inner()?.into())
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().local_addr()
+    }
+
+    /// The address of the connected peer.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().peer_addr()
+    }
+
+    /// Sets the default destination of `send` and the only source `recv` accepts,
+    /// trying each resolved address in turn.
+    pub async fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
+        let mut last = None;
+        for addr in addr.to_addrs().resolve().await? {
+            match self.io.get_ref().connect(addr) {
+                Ok(()) => return Ok(()),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "could not resolve to any address")))
+    }
+
+    /// Waits for any of `interest`; several tasks may wait at once.
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        poll_fn(|cx| {
+            let mut ready = Ready::EMPTY;
+            for (wanted, direction) in [
+                (interest.is_readable(), Direction::Read),
+                (interest.is_writable(), Direction::Write),
+            ] {
+                if wanted && let Poll::Ready(ev) = self.io.poll_ready_shared(cx, direction) {
+                    ready |= ev?.ready;
+                }
+            }
+            if ready.is_empty() {
+                Poll::Pending
+            } else {
+                Poll::Ready(Ok(ready))
+            }
+        })
+        .await
+    }
+
+    /// Waits until a datagram may be read (may be spurious).
+    pub async fn readable(&self) -> io::Result<()> {
+        poll_fn(|cx| self.io.poll_ready_shared(cx, Direction::Read))
+            .await
+            .map(drop)
+    }
+
+    /// Waits until a datagram may be sent.
+    pub async fn writable(&self) -> io::Result<()> {
+        poll_fn(|cx| self.io.poll_ready_shared(cx, Direction::Write))
+            .await
+            .map(drop)
+    }
+
+    /// Polls for read readiness (only the last waker is woken).
+    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_read_ready(cx).map_ok(drop)
+    }
+
+    /// Polls for write readiness (only the last waker is woken).
+    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_write_ready(cx).map_ok(drop)
+    }
+
+    /// Sends `buf` to the connected peer; returns the bytes sent.
+    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Write, |s| s.send(buf))).await
+    }
+
+    /// Polls to send `buf` to the connected peer.
+    pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_write_io(cx, |s| s.send(buf))
+    }
+
+    /// Sends without waiting; `WouldBlock` if the socket is not ready.
+    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.try_io(Direction::Write, |s| s.send(buf))
+    }
+
+    /// Receives one datagram from the connected peer into `buf`; a datagram larger
+    /// than `buf` is cut to fit (the rest is lost, as with `recv(2)`).
+    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.recv(buf))).await
+    }
+
+    /// Polls to receive one datagram into `buf`'s unfilled part.
+    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let n = ready!(self.io.poll_read_io(cx, |s| s.recv(buf.initialize_unfilled())))?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+
+    /// Receives without waiting; `WouldBlock` if nothing is there.
+    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.try_io(Direction::Read, |s| s.recv(buf))
+    }
+
+    /// Sends `buf` to `target` (the first address it resolves to).
+    pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
+        let target = target
+            .to_addrs()
+            .resolve()
+            .await?
+            .next()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no addresses to send data to"))?;
+        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Write, |s| s.send_to(buf, target))).await
+    }
+
+    /// Polls to send `buf` to `target`.
+    pub fn poll_send_to(&self, cx: &mut Context<'_>, buf: &[u8], target: SocketAddr) -> Poll<io::Result<usize>> {
+        self.io.poll_write_io(cx, |s| s.send_to(buf, target))
+    }
+
+    /// Sends to `target` without waiting.
+    pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        self.io.try_io(Direction::Write, |s| s.send_to(buf, target))
+    }
+
+    /// Receives one datagram and its sender's address; cut to fit `buf` if larger.
+    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.recv_from(buf))).await
+    }
+
+    /// Polls to receive one datagram into `buf`'s unfilled part; returns its sender.
+    pub fn poll_recv_from(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<SocketAddr>> {
+        let (n, from) = ready!(self.io.poll_read_io(cx, |s| s.recv_from(buf.initialize_unfilled())))?;
+        buf.advance(n);
+        Poll::Ready(Ok(from))
+    }
+
+    /// Receives with its sender without waiting.
+    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.io.try_io(Direction::Read, |s| s.recv_from(buf))
+    }
+
+    /// Receives the next datagram and its sender without removing it from the queue.
+    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.peek_from(buf))).await
+    }
+
+    /// The sender of the next datagram, without removing it.
+    pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
+        let mut none = [0u8; 0];
+        self.peek_from(&mut none).await.map(|(_, from)| from)
+    }
+
+    /// Runs `f` once if `interest` is ready, clearing readiness on `WouldBlock`.
+    pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
+        let direction = if interest.is_readable() {
+            Direction::Read
+        } else {
+            Direction::Write
+        };
+        self.io.try_io(direction, |_| f())
+    }
+
+    /// Runs `f` whenever `interest` is ready until it does not fail with `WouldBlock`.
+    pub async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
+        let direction = if interest.is_readable() {
+            Direction::Read
+        } else {
+            Direction::Write
+        };
+        poll_fn(|cx| self.io.poll_io_shared(cx, direction, |_| f())).await
+    }
+
+    /// Reads `SO_BROADCAST`.
+    pub fn broadcast(&self) -> io::Result<bool> {
+        self.io.get_ref().broadcast()
+    }
+
+    /// Sets `SO_BROADCAST`.
+    pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
+        self.io.get_ref().set_broadcast(on)
+    }
+
+    /// Reads `IP_TTL`.
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.io.get_ref().ttl()
+    }
+
+    /// Sets `IP_TTL`.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.io.get_ref().set_ttl(ttl)
+    }
+
+    /// Reads `IP_MULTICAST_LOOP`.
+    pub fn multicast_loop_v4(&self) -> io::Result<bool> {
+        self.io.get_ref().multicast_loop_v4()
+    }
+
+    /// Sets `IP_MULTICAST_LOOP`.
+    pub fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()> {
+        self.io.get_ref().set_multicast_loop_v4(on)
+    }
+
+    /// Reads `IP_MULTICAST_TTL`.
+    pub fn multicast_ttl_v4(&self) -> io::Result<u32> {
+        self.io.get_ref().multicast_ttl_v4()
+    }
+
+    /// Sets `IP_MULTICAST_TTL`.
+    pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> {
+        self.io.get_ref().set_multicast_ttl_v4(ttl)
+    }
+
+    /// Reads `IPV6_MULTICAST_LOOP`.
+    pub fn multicast_loop_v6(&self) -> io::Result<bool> {
+        self.io.get_ref().multicast_loop_v6()
+    }
+
+    /// Sets `IPV6_MULTICAST_LOOP`.
+    pub fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()> {
+        self.io.get_ref().set_multicast_loop_v6(on)
+    }
+
+    /// Joins an IPv4 multicast group on `interface`.
+    pub fn join_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
+        self.io.get_ref().join_multicast_v4(&multiaddr, &interface)
+    }
+
+    /// Leaves an IPv4 multicast group.
+    pub fn leave_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
+        self.io.get_ref().leave_multicast_v4(&multiaddr, &interface)
+    }
+
+    /// Joins an IPv6 multicast group on interface index `interface`.
+    pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.io.get_ref().join_multicast_v6(multiaddr, interface)
+    }
+
+    /// Leaves an IPv6 multicast group.
+    pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.io.get_ref().leave_multicast_v6(multiaddr, interface)
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`), if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
+}
+
+impl TryFrom<std::net::UdpSocket> for UdpSocket {
+    type Error = io::Error;
+
+    /// [`UdpSocket::from_std`].
+    #[track_caller]
+    fn try_from(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
+        UdpSocket::from_std(socket)
+    }
+}
+
+impl AsRawFd for UdpSocket {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.get_ref().as_raw_fd()
+    }
+}
+
+impl AsFd for UdpSocket {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.io.get_ref().as_fd()
+    }
+}

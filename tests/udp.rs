@@ -1,0 +1,136 @@
+//! `netloop::net::UdpSocket` on loopback, as tokio users use it.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use netloop::net::UdpSocket;
+use netloop::time::timeout;
+use netloop_tests::WAIT;
+
+#[netloop::test]
+async fn send_to_and_recv_from_round_trip() {
+    let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    assert_eq!(a.send_to(b"hello", b.local_addr().unwrap()).await.unwrap(), 5);
+    let mut buf = [0u8; 16];
+    let (n, from) = timeout(WAIT, b.recv_from(&mut buf)).await.unwrap().unwrap();
+    assert_eq!((&buf[..n], from), (&b"hello"[..], a.local_addr().unwrap()));
+}
+
+#[netloop::test]
+async fn connected_send_and_recv_and_peek() {
+    let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    a.connect(b.local_addr().unwrap()).await.unwrap();
+    b.connect(a.local_addr().unwrap()).await.unwrap();
+    assert_eq!(a.peer_addr().unwrap(), b.local_addr().unwrap());
+    a.send(b"one").await.unwrap();
+    let mut buf = [0u8; 8];
+    let (n, from) = timeout(WAIT, b.peek_from(&mut buf)).await.unwrap().unwrap();
+    assert_eq!((&buf[..n], from), (&b"one"[..], a.local_addr().unwrap()));
+    assert_eq!(b.peek_sender().await.unwrap(), a.local_addr().unwrap());
+    let n = b.recv(&mut buf).await.unwrap();
+    assert_eq!(&buf[..n], b"one", "peeking left the datagram queued");
+    assert_eq!(b.try_recv(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+}
+
+/// A datagram larger than the buffer is cut to fit, as `recv(2)` does; the rest is gone.
+#[netloop::test]
+async fn a_datagram_larger_than_the_buffer_is_truncated() {
+    let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let b = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    a.send_to(&[7u8; 100], b.local_addr().unwrap()).await.unwrap();
+    a.send_to(b"next", b.local_addr().unwrap()).await.unwrap();
+    let mut small = [0u8; 10];
+    let (n, _) = timeout(WAIT, b.recv_from(&mut small)).await.unwrap().unwrap();
+    assert_eq!((n, small), (10, [7u8; 10]));
+    let (n, _) = timeout(WAIT, b.recv_from(&mut small)).await.unwrap().unwrap();
+    assert_eq!(
+        &small[..n],
+        b"next",
+        "the cut datagram's rest did not leak into the next"
+    );
+}
+
+/// 2,000 datagrams echoed by a server task on another loop, none lost on loopback
+/// (the client keeps at most 32 in flight, well inside the socket buffers).
+#[netloop::test(flavor = "multi_thread", worker_threads = 2)]
+async fn echo_of_2000_datagrams_loses_none() {
+    let server = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let server_addr = server.local_addr().unwrap();
+    netloop::spawn(async move {
+        let mut buf = [0u8; 64];
+        loop {
+            let (n, from) = server.recv_from(&mut buf).await.unwrap();
+            server.send_to(&buf[..n], from).await.unwrap();
+        }
+    });
+    let client = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    client.connect(server_addr).await.unwrap();
+    let mut seen = HashSet::new();
+    let mut buf = [0u8; 64];
+    for window in (0u32..2000).collect::<Vec<_>>().chunks(32) {
+        for i in window {
+            client.send(&i.to_le_bytes()).await.unwrap();
+        }
+        for _ in window {
+            let n = timeout(WAIT, client.recv(&mut buf))
+                .await
+                .expect("no datagram lost")
+                .unwrap();
+            assert_eq!(n, 4);
+            assert!(
+                seen.insert(u32::from_le_bytes(buf[..4].try_into().unwrap())),
+                "no duplicate"
+            );
+        }
+    }
+    assert_eq!(seen.len(), 2000);
+}
+
+/// A shared socket: one task sends while two others await `recv_from`; every datagram
+/// reaches one of the receivers.
+#[netloop::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_receivers_share_one_socket() {
+    let rx = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
+    let to = rx.local_addr().unwrap();
+    let (got_tx, mut got_rx) = tokio::sync::mpsc::unbounded_channel();
+    for _ in 0..2 {
+        let rx = rx.clone();
+        let got_tx = got_tx.clone();
+        netloop::spawn(async move {
+            let mut buf = [0u8; 4];
+            while let Ok((n, _)) = rx.recv_from(&mut buf).await {
+                got_tx.send(buf[..n].to_vec()).unwrap();
+            }
+        });
+    }
+    let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    for i in 0u8..20 {
+        tx.send_to(&[i], to).await.unwrap();
+        netloop::task::yield_now().await;
+    }
+    let mut all = Vec::new();
+    for _ in 0..20 {
+        all.push(timeout(WAIT, got_rx.recv()).await.unwrap().unwrap()[0]);
+    }
+    all.sort_unstable();
+    assert_eq!(all, (0u8..20).collect::<Vec<_>>());
+}
+
+#[netloop::test]
+async fn from_std_options_and_errors() {
+    let std_socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = std_socket.local_addr().unwrap();
+    let socket = UdpSocket::try_from(std_socket).unwrap();
+    assert_eq!(socket.local_addr().unwrap(), addr);
+    socket.set_broadcast(true).unwrap();
+    assert!(socket.broadcast().unwrap());
+    socket.set_ttl(42).unwrap();
+    assert_eq!(socket.ttl().unwrap(), 42);
+    assert!(socket.take_error().unwrap().is_none());
+    let taken = UdpSocket::bind(addr).await.expect_err("the port is in use");
+    assert_eq!(taken.kind(), std::io::ErrorKind::AddrInUse);
+    let back = socket.into_std().unwrap();
+    assert_eq!(back.local_addr().unwrap(), addr);
+}
