@@ -58,7 +58,9 @@ fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Co
 }
 
 /// Wakes every waker of a direction's shared list (emptying it): a task of this loop in
-/// place, any other through `wakers`. Returns how many wakes cross threads.
+/// place, any other through `wakers`. Returns how many wakes cross threads. Out of
+/// line: most registrations have no shared waiter, and the caller checks first.
+#[inline(never)]
 fn wake_shared(list: &mut Vec<Waker>, core: Option<&Core>, wakers: &mut Vec<Waker>) -> u64 {
     let mut remote = 0;
     for waker in list.drain(..) {
@@ -181,11 +183,15 @@ impl ScheduledIo {
         let mut remote = 0;
         if !(ready & Direction::Read.mask()).is_empty() {
             remote += wake_waiter(&mut w.reader, &self.armed[0], core, wakers);
-            remote += wake_shared(&mut w.shared[0], core, wakers);
+            if !w.shared[0].is_empty() {
+                remote += wake_shared(&mut w.shared[0], core, wakers);
+            }
         }
         if !(ready & Direction::Write.mask()).is_empty() {
             remote += wake_waiter(&mut w.writer, &self.armed[1], core, wakers);
-            remote += wake_shared(&mut w.shared[1], core, wakers);
+            if !w.shared[1].is_empty() {
+                remote += wake_shared(&mut w.shared[1], core, wakers);
+            }
         }
         remote
     }

@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""tokio's own integration tests, built and run against netloop.
+
+Reads the tests of the tokio crate source that cargo fetched (the pinned version, see
+TOKIO_VERSION), copies the files in scope (scope.txt) into a scratch package under the
+target directory, rewrites tokio's runtime paths to netloop's, builds every file as its
+own test target (a compile error in one hides nothing in the others), runs each with a
+timeout, and prints one line per file and a final `N passed, M failed` line. Nothing
+of tokio's is committed: the files are read from the cargo registry at run time.
+
+    tests/tokio-conformance/run.sh                  # everything in scope
+    tests/tokio-conformance/run.sh --files "rt_common task_local"
+    tests/tokio-conformance/run.sh --floor          # fail below floor.txt's count
+
+Results: target/conformance/results.tsv (file, status, passed, failed, ignored) and
+target/conformance/failures.txt (file::test per failing test), build logs per file in
+target/conformance/logs/.
+"""
+
+import argparse
+import fnmatch
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+TOKIO_VERSION = "1.54.1"
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+OUT = os.path.join(TARGET, "conformance")
+PKG = os.path.join(OUT, "pkg")
+# A whole file's run; then each test left unfinished runs alone, for TEST_TIMEOUT.
+RUN_TIMEOUT = int(os.environ.get("CONFORMANCE_TIMEOUT", "40"))
+TEST_TIMEOUT = int(os.environ.get("CONFORMANCE_TEST_TIMEOUT", "10"))
+
+# tokio's modules and macros that netloop provides; everything else of tokio (sync,
+# stream, the test helpers) stays tokio's own, as the issue defines the exercise.
+NETLOOP_ITEMS = {
+    "runtime", "task", "time", "net", "io", "spawn", "main", "test", "select", "join",
+    "try_join", "pin", "task_local",
+}
+
+
+def find_tokio():
+    """The registry source of the pinned tokio; fetched through cargo if absent."""
+    home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
+    pattern = os.path.join(home, "registry", "src", "*", f"tokio-{TOKIO_VERSION}")
+    found = sorted(glob.glob(pattern))
+    if found:
+        return found[0]
+    # The scratch package depends on this tokio: fetching it unpacks the source.
+    write_manifest([])
+    subprocess.run(["cargo", "fetch", "--manifest-path", os.path.join(PKG, "Cargo.toml")], check=True)
+    found = sorted(glob.glob(pattern))
+    if not found:
+        sys.exit(f"tokio {TOKIO_VERSION} is not in {home}/registry/src after cargo fetch")
+    return found[0]
+
+
+def in_scope(tests_dir, wanted):
+    patterns = []
+    with open(os.path.join(HERE, "scope.txt")) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                patterns.append(line)
+    files = []
+    for path in sorted(glob.glob(os.path.join(tests_dir, "*.rs"))):
+        name = os.path.basename(path)
+        keep = False
+        for p in patterns:
+            if p.startswith("-"):
+                if fnmatch.fnmatch(name, p[1:]):
+                    keep = False
+            elif fnmatch.fnmatch(name, p):
+                keep = True
+        stem = name[:-3]
+        if keep and (not wanted or stem in wanted):
+            files.append(stem)
+    return files
+
+
+def split_use_group(indent, body):
+    """`use tokio::{a, b::c, sync::d};` -> a netloop `use` and a tokio `use`."""
+    items, depth, cur = [], 0, ""
+    for ch in body:
+        depth += (ch == "{") - (ch == "}")
+        if ch == "," and depth == 0:
+            items.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        items.append(cur.strip())
+    ours = [i for i in items if re.split(r"[:\s{]", i, maxsplit=1)[0] in NETLOOP_ITEMS]
+    theirs = [i for i in items if i not in ours]
+    out = []
+    if ours:
+        out.append(f"{indent}use netloop::{{{', '.join(ours)}}};")
+    if theirs:
+        out.append(f"{indent}use tokio::{{{', '.join(theirs)}}};")
+    return "\n".join(out)
+
+
+def rewrite(source):
+    """tokio's runtime paths to netloop's; `tokio::sync` and friends stay."""
+    source = re.sub(r"(?m)^([ \t]*(?:pub\s+)?)use\s+(?:::)?tokio::\{(.*?)\};",
+                    lambda m: split_use_group(m.group(1), m.group(2)), source, flags=re.S)
+    items = "|".join(sorted(NETLOOP_ITEMS, key=len, reverse=True))
+    return re.sub(rf"(?<![\w:])(::)?tokio::({items})\b",
+                  lambda m: f"{m.group(1) or ''}netloop::{m.group(2)}", source)
+
+
+def write_manifest(files):
+    os.makedirs(os.path.join(PKG, "tests"), exist_ok=True)
+    netloop = os.path.join(ROOT, "crates", "netloop")
+    targets = "".join(f'\n[[test]]\nname = "{f}"\npath = "tests/{f}.rs"\n' for f in files)
+    features = ["full", "rt", "rt-multi-thread", "macros", "net", "time", "sync", "io-util",
+                "io-std", "fs", "process", "signal", "test-util", "parking_lot"]
+    manifest = f"""[package]
+name = "tokio-conformance"
+version = "0.0.0"
+edition = "2021"
+publish = false
+autotests = false
+
+# The cfg(feature = ...) gates of tokio's tests, all on.
+[features]
+default = {json.dumps(features)}
+{chr(10).join(f'{f} = []' for f in features)}
+
+[dependencies]
+netloop = {{ path = {json.dumps(netloop)}, features = ["test-util"] }}
+tokio = {{ version = "={TOKIO_VERSION}", features = ["sync", "macros", "io-util", "rt", "time"] }}
+# tokio's tests name its own dependencies as crates too.
+bytes = "1"
+pin-project-lite = "0.2"
+tokio-test = "0.4"
+tokio-stream = "0.1"
+futures = {{ version = "0.3", features = ["async-await"] }}
+futures-test = "0.3"
+futures-concurrency = "7.6"
+async-stream = "0.3"
+libc = "0.2"
+socket2 = {{ version = "0.6", features = ["all"] }}
+rand = "0.9"
+tempfile = "3"
+nix = {{ version = "0.31", features = ["aio", "fs", "socket"] }}
+mockall = "0.13"
+{targets}
+[workspace]
+"""
+    with open(os.path.join(PKG, "Cargo.toml"), "w") as f:
+        f.write(manifest)
+
+
+def count_tests(source):
+    return len(re.findall(r"#\[(?:(?:::)?(?:netloop|tokio)::test|test|maybe_tokio_test)\b", source))
+
+
+def build(files):
+    """Builds every file's target in one cargo run; returns {file: executable} and
+    writes each file's compiler errors to logs/FILE.log."""
+    cmd = ["cargo", "build", "--keep-going", "--message-format=json",
+           "--manifest-path", os.path.join(PKG, "Cargo.toml"), "--target-dir", os.path.join(OUT, "build")]
+    for f in files:
+        cmd += ["--test", f]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    exes, errors = {}, {}
+    for line in proc.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        name = msg.get("target", {}).get("name")
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and name in files:
+            exes[name] = msg["executable"]
+        elif msg.get("reason") == "compiler-message" and name in files:
+            m = msg.get("message", {})
+            if m.get("level") == "error":
+                errors.setdefault(name, []).append(m.get("rendered", ""))
+    os.makedirs(os.path.join(OUT, "logs"), exist_ok=True)
+    for f in files:
+        with open(os.path.join(OUT, "logs", f + ".log"), "w") as log:
+            log.write("".join(errors.get(f, [])))
+            if f not in exes and not errors.get(f):
+                log.write(proc.stderr[-20000:])
+    return exes
+
+
+# libtest's marker of a #[should_panic] test in its result line.
+PANICS = r"(?: - should panic)?"
+
+
+def run_tests(exe, args, limit):
+    """Runs `exe` with libtest `args`; returns (output, timed out)."""
+    try:
+        proc = subprocess.run([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=limit, cwd=PKG)
+        return proc.stdout, False
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return out, True
+
+
+def run_one(exe):
+    """Runs a test binary; returns (passed, failed, ignored, failing names, timed out,
+    output). If the whole file does not finish in time, each test that had not
+    finished runs again on its own, with a limit of its own, so one hanging test
+    costs only itself."""
+    listed = subprocess.run([exe, "--list", "--format", "terse"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, timeout=60)
+    names = [l[:-len(": test")] for l in listed.stdout.splitlines() if l.endswith(": test")]
+    out, timed_out = run_tests(exe, ["--test-threads", "2"], RUN_TIMEOUT)
+    ok = set(re.findall(rf"^test (\S+){PANICS} \.\.\. ok$", out, re.M))
+    ignored = set(re.findall(rf"^test (\S+){PANICS} \.\.\. ignored", out, re.M))
+    finished = ok | ignored | set(re.findall(rf"^test (\S+){PANICS} \.\.\. FAILED$", out, re.M))
+    hung = []
+    if timed_out:
+        for name in names:
+            if name in finished:
+                continue
+            one, one_timed_out = run_tests(exe, [name, "--exact", "--test-threads", "1"], TEST_TIMEOUT)
+            out += f"\n--- {name} alone ---\n" + one
+            if one_timed_out:
+                hung.append(name)
+            elif re.search(rf"^test {re.escape(name)}{PANICS} \.\.\. ok$", one, re.M):
+                ok.add(name)
+            elif re.search(rf"^test {re.escape(name)}{PANICS} \.\.\. ignored", one, re.M):
+                ignored.add(name)
+    failing = [n + (" (timed out)" if n in hung else "") for n in names if n not in ok and n not in ignored]
+    return len(ok), len(failing), len(ignored), failing, bool(hung), out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--files", default="", help="space-separated file stems to run (default: all in scope)")
+    ap.add_argument("--floor", action="store_true", help="exit 1 if fewer tests pass than floor.txt says")
+    args = ap.parse_args()
+    start = time.time()
+    tokio = find_tokio()
+    files = in_scope(os.path.join(tokio, "tests"), set(args.files.split()))
+    if not files:
+        sys.exit("no test file matched")
+    if os.path.isdir(os.path.join(PKG, "tests")):
+        shutil.rmtree(os.path.join(PKG, "tests"))
+    os.makedirs(os.path.join(PKG, "tests"))
+    support = os.path.join(tokio, "tests", "support")
+    if os.path.isdir(support):
+        shutil.copytree(support, os.path.join(PKG, "tests", "support"))
+    expected = {}
+    for f in files:
+        with open(os.path.join(tokio, "tests", f + ".rs")) as src:
+            text = rewrite(src.read())
+        expected[f] = count_tests(text)
+        with open(os.path.join(PKG, "tests", f + ".rs"), "w") as dst:
+            dst.write(text)
+    write_manifest(files)
+    exes = build(files)
+
+    rows, failures = [], []
+    total_pass = total_fail = 0
+    for f in files:
+        if f not in exes:
+            status, passed, failed, ignored = "COMPILE-ERROR", 0, expected[f], 0
+            failures.append(f"{f}::* (does not compile; see logs/{f}.log)")
+        else:
+            passed, failed, ignored, failing, timed_out, out = run_one(exes[f])
+            status = "HANGS" if timed_out else "compiled"
+            failures += [f"{f}::{n}" for n in failing]
+            with open(os.path.join(OUT, "logs", f + ".run.log"), "w") as log:
+                log.write(out)
+        total_pass += passed
+        total_fail += failed
+        rows.append((f, status, passed, failed, ignored))
+        print(f"{f:<36} {status:<14} {passed:>4}/{passed + failed:<4} ({ignored} ignored)", flush=True)
+
+    with open(os.path.join(OUT, "results.tsv"), "w") as out:
+        out.write("file\tstatus\tpassed\tfailed\tignored\n")
+        for r in rows:
+            out.write("\t".join(map(str, r)) + "\n")
+    with open(os.path.join(OUT, "failures.txt"), "w") as out:
+        out.write("\n".join(failures) + "\n")
+    compiled = sum(1 for r in rows if r[1] != "COMPILE-ERROR")
+    print(f"tokio {TOKIO_VERSION}: {compiled} of {len(rows)} files compile; "
+          f"{time.time() - start:.0f} s; results in {os.path.relpath(OUT, ROOT)}/")
+    print(f"conformance: {total_pass} passed, {total_fail} failed")
+    if args.floor:
+        with open(os.path.join(HERE, "floor.txt")) as fl:
+            floor = int(fl.read().split()[0])
+        if total_pass < floor:
+            print(f"conformance floor: {total_pass} passed is below the recorded {floor}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
