@@ -79,7 +79,7 @@ impl Parse for Select {
                 handler,
             });
         }
-        if branches.is_empty() {
+        if branches.is_empty() && else_branch.is_none() {
             return Err(syn::Error::new(Span::call_site(), "select! needs at least one branch"));
         }
         if branches.len() > 64 {
@@ -128,18 +128,46 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
         else_branch,
     } = inner;
     let n = branches.len();
+    if n == 0 {
+        // Only `else`: nothing to wait for, so it runs at once (as tokio's does).
+        let e = else_branch.expect("parse rejects a select! with neither branches nor else");
+        return Ok(quote! {{ #e }});
+    }
     let support = quote! { #krate::__private };
     let futs: Vec<_> = (0..n).map(|i| format_ident!("__select_fut_{}", i)).collect();
     let variants: Vec<_> = (0..n).map(|i| format_ident!("_{}", i)).collect();
     let generics: Vec<_> = (0..n).map(|i| format_ident!("T{}", i)).collect();
 
-    let fut_decls = branches.iter().zip(&futs).map(|(b, f)| {
-        let e = &b.fut;
-        quote! { let mut #f = ::core::pin::pin!(::core::future::IntoFuture::into_future(#e)); }
-    });
+    // The futures are first written into one tuple, as they are given: a `let` of a tuple
+    // extends the life of temporaries borrowed there (`&mut ready(())`) to the block.
+    // Then they move into one pinned struct, projected field by field (pin-project-lite,
+    // no unsafe code), so the state kept across the await is the futures, the mask and
+    // one pinned reference: tokio's layout, and its future sizes.
+    let fut_exprs = branches.iter().map(|b| &b.fut);
+    let params: Vec<_> = (0..n).map(|i| format_ident!("F{}", i)).collect();
+    let indices = (0..n).map(syn::Index::from);
+    let fut_decls = quote! {
+        let __select_init = (#(#fut_exprs,)*);
+        #support::pin_project! {
+            #[allow(non_camel_case_types)]
+            struct __NetloopSelect<#(#params),*> {
+                #(#[pin] #futs: #params,)*
+            }
+        }
+        let mut __select_futs = ::core::pin::pin!(__NetloopSelect {
+            #(#futs: ::core::future::IntoFuture::into_future(__select_init.#indices),)*
+        });
+    };
+    // The smallest mask that has a bit per branch.
+    let mask = match n {
+        0..=8 => quote! { u8 },
+        9..=16 => quote! { u16 },
+        17..=32 => quote! { u32 },
+        _ => quote! { u64 },
+    };
     let conds = branches.iter().enumerate().filter_map(|(i, b)| {
         b.cond.as_ref().map(|c| {
-            let bit = 1u64 << i;
+            let bit = proc_macro2::Literal::u64_unsuffixed(1u64 << i);
             quote! { if !(#c) { __select_disabled |= #bit; } }
         })
     });
@@ -148,22 +176,26 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
         let v = &variants[i];
         let mut pat = b.pat.clone();
         clean_pattern(&mut pat);
-        let bit = 1u64 << i;
+        let bit = proc_macro2::Literal::u64_unsuffixed(1u64 << i);
         quote! {
             #i => {
-                if __select_disabled & #bit != 0 {
+                if *__select_mask & #bit != 0 {
                     continue;
                 }
-                match ::core::future::Future::poll(#f.as_mut(), __select_cx) {
-                    ::core::task::Poll::Ready(__select_out) => {
-                        #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
-                        if let #pat = &__select_out {
-                            return ::core::task::Poll::Ready(__SelectOut::#v(__select_out));
-                        }
-                        // The output did not match the pattern: disable the branch.
-                        __select_disabled |= #bit;
+                // The `continue` arm makes the output's type a diverging one when nothing
+                // else fixes it (`poll_fn(|_| panic!())`), as in tokio's expansion.
+                let __select_out = match ::core::future::Future::poll(__select_proj.#f.as_mut(), __select_cx) {
+                    ::core::task::Poll::Ready(__select_out) => __select_out,
+                    ::core::task::Poll::Pending => {
+                        __select_pending = true;
+                        continue;
                     }
-                    ::core::task::Poll::Pending => __select_pending = true,
+                };
+                // Complete: never polled again, whether or not the output matches.
+                *__select_mask |= #bit;
+                #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
+                if let #pat = &__select_out {
+                    return ::core::task::Poll::Ready(__SelectOut::#v(__select_out));
                 }
             }
         }
@@ -199,11 +231,18 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
             #(#variants(#generics),)*
             Disabled,
         }
-        let mut __select_disabled: u64 = 0;
+        let mut __select_disabled: #mask = 0;
         #(#conds)*
         let __select_output = {
-            #(#fut_decls)*
-            ::core::future::poll_fn(|__select_cx| {
+            #fut_decls
+            // The closure owns the pinned reference and a reference to the mask, and
+            // nothing else: no local needs keeping across the await just to be borrowed.
+            let __select_mask = &mut __select_disabled;
+            ::core::future::poll_fn(move |__select_cx| {
+                // A task whose budget is spent yields here: budget-aware branches would
+                // return `Pending` anyway, and the others would not yield at all.
+                ::core::task::ready!(#support::poll_budget_available(__select_cx));
+                let mut __select_proj = __select_futs.as_mut().project();
                 let __select_start: usize = #start;
                 let mut __select_pending = false;
                 for __select_i in 0..#n {

@@ -8,6 +8,18 @@ use std::task::{Context, Poll};
 pub use netloop_macros::{join_internal, select_internal, try_join_internal};
 pub use pin_project_lite::pin_project;
 
+/// `Pending` (after waking the task) when the task's cooperative budget is spent:
+/// `select!` yields there, as tokio's does, so that a loop over always-ready branches
+/// cannot starve the loop.
+pub fn poll_budget_available(cx: &mut Context<'_>) -> Poll<()> {
+    if netloop_reactor::coop::has_budget_remaining() {
+        Poll::Ready(())
+    } else {
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
 /// A uniform random number in `0..n` from a per-thread xorshift (branch order of
 /// `select!` and `join!`).
 pub fn thread_rng_n(n: u32) -> u32 {
