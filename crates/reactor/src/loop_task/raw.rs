@@ -84,8 +84,10 @@ pub(super) struct Header {
 pub(super) struct Vtable {
     /// Polls the future; on `Ready` (or a panic) stores the outcome and returns true.
     pub(super) poll: unsafe fn(NonNull<Header>, &mut Context<'_>) -> bool,
-    /// Drops whatever the stage holds (the future or an untaken output).
-    pub(super) drop_stage: unsafe fn(NonNull<Header>),
+    /// Drops whatever the stage holds (the future or an untaken output). Returns true
+    /// when it was the future and its destructor panicked: the panic is then stored
+    /// as the task's outcome.
+    pub(super) drop_stage: unsafe fn(NonNull<Header>) -> bool,
     /// Moves the outcome into `*(out as *mut Option<thread::Result<T>>)`.
     pub(super) take_output: unsafe fn(NonNull<Header>, *mut ()),
     /// Frees the block.
@@ -237,12 +239,18 @@ unsafe fn stage<'a, F: Future>(ptr: NonNull<Header>) -> &'a mut Stage<F> {
     unsafe { &mut *ptr.cast::<Head<F>>().as_ref().stage.get() }
 }
 
-/// Drops `value`, swallowing a panic from its destructor: the loop must go on, and the
-/// task's outcome is already decided.
-fn drop_caught<T>(value: T) {
-    if catch_unwind(AssertUnwindSafe(move || drop(value))).is_err() {
-        tracing::warn!(target: "netloop::reactor", "a task's future or output panicked while being dropped");
-    }
+/// Drops the stage's value where it lies and leaves `Consumed` there: a future is
+/// pinned, so its destructor must run at the address it was polled at (moving it out
+/// first would break futures that link their own address into a list). Returns the
+/// panic of a destructor that panicked; unwinding still dropped the rest of the value.
+fn clear_stage<F: Future>(stage: &mut Stage<F>) -> Option<Box<dyn std::any::Any + Send>> {
+    let place: *mut Stage<F> = stage;
+    // SAFETY: `place` comes from a live `&mut`, and the value is dropped once, here.
+    let dropped = catch_unwind(AssertUnwindSafe(|| unsafe { std::ptr::drop_in_place(place) }));
+    // SAFETY: the place now holds a dropped value (also after a panic), which `write`
+    // overwrites without reading or dropping it.
+    unsafe { std::ptr::write(place, Stage::Consumed) };
+    dropped.err()
 }
 
 unsafe fn poll<F: Future>(ptr: NonNull<Header>, cx: &mut Context<'_>) -> bool {
@@ -259,15 +267,32 @@ unsafe fn poll<F: Future>(ptr: NonNull<Header>, cx: &mut Context<'_>) -> bool {
         Ok(Poll::Ready(output)) => Ok(output),
         Err(payload) => Err(payload),
     };
-    drop_caught(mem::replace(stage, Stage::Consumed));
+    // The outcome is decided: a panic from the finished future's destructor only
+    // goes to the log (as tokio ignores it).
+    if clear_stage(stage).is_some() {
+        tracing::warn!(target: "netloop::reactor", "a task's future panicked while being dropped");
+    }
     *stage = Stage::Finished(outcome);
     true
 }
 
-unsafe fn drop_stage<F: Future>(ptr: NonNull<Header>) {
+unsafe fn drop_stage<F: Future>(ptr: NonNull<Header>) -> bool {
     // SAFETY: the caller has exclusive access to the stage (see `stage`).
     let stage = unsafe { stage::<F>(ptr) };
-    drop_caught(mem::replace(stage, Stage::Consumed));
+    let was_running = matches!(stage, Stage::Running(_));
+    match clear_stage(stage) {
+        // A future that panics while being cancelled: the panic is the outcome the
+        // handle reports (tokio's `JoinError::Panic`), not a cancellation.
+        Some(payload) if was_running => {
+            *stage = Stage::Finished(Err(payload));
+            true
+        }
+        Some(_) => {
+            tracing::warn!(target: "netloop::reactor", "a task's output panicked while being dropped");
+            false
+        }
+        None => false,
+    }
 }
 
 unsafe fn take_output<F: Future>(ptr: NonNull<Header>, out: *mut ()) {

@@ -132,7 +132,8 @@ pub(super) unsafe fn complete(ptr: NonNull<Header>) {
     unsafe { finish(ptr, COMPLETE) };
 }
 
-/// Drops the future without an outcome (cancelled, or the loop is terminating).
+/// Drops the future without an outcome (cancelled, or the loop is terminating), unless
+/// its destructor panics: that panic becomes the outcome.
 ///
 /// # Safety
 /// On the owner thread (or the only thread that ever held the task), task not DONE.
@@ -142,9 +143,10 @@ unsafe fn close(ptr: NonNull<Header>) {
     // DONE first: wakes from inside the future's destructor are ignored.
     h.local.set(DONE);
     // SAFETY: the owner thread has the stage.
-    unsafe { (h.vtable.drop_stage)(ptr) };
+    let panicked = unsafe { (h.vtable.drop_stage)(ptr) };
+    // A destructor's panic was stored as the outcome: the task completed with it.
     // SAFETY: per the contract.
-    unsafe { finish(ptr, CLOSED) };
+    unsafe { finish(ptr, if panicked { COMPLETE } else { CLOSED }) };
 }
 
 /// Marks the task DONE, publishes `outcome` (COMPLETE or CLOSED), tells the handle,
