@@ -689,3 +689,107 @@ fn block_in_place_runs_the_closure_where_blocking_is_allowed() {
 fn block_in_place_on_a_current_thread_runtime_panics() {
     current().block_on(async { task::block_in_place(|| ()) });
 }
+
+#[test]
+fn a_future_destructor_sees_its_task_id_on_abort() {
+    test_body(|| {
+        struct IdOnDrop(mpsc::Sender<Option<task::Id>>);
+        impl Drop for IdOnDrop {
+            fn drop(&mut self) {
+                let _ = self.0.send(task::try_id());
+            }
+        }
+        let rt = multi();
+        let (tx, rx) = mpsc::channel();
+        // Captured, not created inside: dropped with the future even if never polled.
+        let guard = IdOnDrop(tx);
+        let handle = rt.spawn(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+        });
+        let id = handle.id();
+        handle.abort();
+        assert!(rt.block_on(handle).unwrap_err().is_cancelled());
+        assert_eq!(rx.recv_timeout(WAIT).unwrap(), Some(id), "a loop task's future");
+
+        let local = LocalSet::new();
+        let (tx, rx) = mpsc::channel();
+        let handle = local.spawn_local(async move {
+            let _guard = IdOnDrop(tx);
+            std::future::pending::<()>().await;
+        });
+        let id = handle.id();
+        current().block_on(local.run_until(task::yield_now()));
+        drop(local);
+        assert_eq!(rx.recv_timeout(WAIT).unwrap(), Some(id), "a LocalSet task's future");
+    });
+}
+
+#[test]
+fn a_destructor_panic_while_cancelled_is_the_tasks_panic() {
+    test_body(|| {
+        struct PanicOnDrop;
+        impl Drop for PanicOnDrop {
+            fn drop(&mut self) {
+                panic!("dropped");
+            }
+        }
+        let rt = current();
+        // A loop task, aborted.
+        let handle = rt.spawn(async {
+            let _p = PanicOnDrop;
+            std::future::pending::<()>().await;
+        });
+        rt.block_on(task::yield_now());
+        handle.abort();
+        let err = rt.block_on(handle).unwrap_err();
+        assert!(err.is_panic(), "{err:?}");
+        // A LocalSet task, dropped with its set: before, async-task aborted the process.
+        let local = LocalSet::new();
+        let handle = local.spawn_local(async {
+            let _p = PanicOnDrop;
+            std::future::pending::<()>().await;
+        });
+        rt.block_on(local.run_until(task::yield_now()));
+        drop(local);
+        let err = rt.block_on(handle).unwrap_err();
+        assert!(err.is_panic(), "{err:?}");
+        assert_eq!(err.into_panic().downcast_ref::<&str>(), Some(&"dropped"));
+    });
+}
+
+#[test]
+fn spawn_local_inside_a_local_set_joins_the_set() {
+    test_body(|| {
+        let ran = Rc::new(Cell::new(false));
+        let local = LocalSet::new();
+        let seen = ran.clone();
+        local.spawn_local(async move {
+            task::spawn_local(async move {
+                task::yield_now().await;
+                seen.set(true);
+            });
+        });
+        // Awaiting the set waits for every task of it, the nested one included.
+        current().block_on(local);
+        assert!(ran.get());
+    });
+}
+
+#[test]
+fn block_in_place_inside_a_local_set_panics() {
+    test_body(|| {
+        let rt = multi();
+        let caught = rt.block_on(async {
+            let local = LocalSet::new();
+            local
+                .run_until(async { std::panic::catch_unwind(|| task::block_in_place(|| ())) })
+                .await
+        });
+        let payload = caught.unwrap_err();
+        assert_eq!(
+            payload.downcast_ref::<&str>(),
+            Some(&"can call blocking only when running on the multi-threaded runtime")
+        );
+    });
+}

@@ -4,6 +4,7 @@ use std::any::Any;
 use std::cell::Cell;
 use std::fmt;
 use std::future::Future;
+use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
@@ -163,6 +164,9 @@ pub(crate) struct AbortState {
     /// The task's own waker, recorded at its first poll. An async-task waker never
     /// changes for a given task, so it is set once and read without a lock.
     waker: OnceLock<Waker>,
+    /// The panic of the future's destructor, when it was dropped unfinished: the
+    /// handle reports it (tokio's `JoinError::Panic`) instead of a cancellation.
+    drop_panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
 impl AbortState {
@@ -180,14 +184,26 @@ pin_project_lite::pin_project! {
     /// future, plus panic handling, the task id and the abort flag. async-task neither
     /// catches panics nor knows abort, so this layer does both.
     pub(crate) struct Guarded<F> {
+        // Dropped by hand, in `drop`: with the task id set, and with a panic caught
+        // (async-task would abort the process on it).
         #[pin]
-        future: F,
+        future: ManuallyDrop<F>,
         abort: Arc<AbortState>,
         id: Id,
     }
 
     impl<F> PinnedDrop for Guarded<F> {
         fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            let dropped = {
+                let _id = IdGuard::enter(*this.id);
+                // SAFETY: the future is dropped once, here, where it lies (it is pinned),
+                // and the struct holding it is being dropped: nothing uses it after.
+                catch_unwind(AssertUnwindSafe(|| unsafe { ManuallyDrop::drop(this.future.get_unchecked_mut()) }))
+            };
+            if let Err(payload) = dropped {
+                *this.abort.drop_panic.lock().unwrap_or_else(|e| e.into_inner()) = Some(payload);
+            }
             this.abort.finished.store(true, Release);
         }
     }
@@ -199,9 +215,21 @@ pin_project_lite::pin_project! {
     /// abort requests in its header, and the handle turns both into a [`JoinError`].
     /// Its output is the future's own, so no `Result` is built or copied per poll.
     pub(crate) struct Identified<F> {
+        // Dropped by hand, in `drop`, with the task id set: a destructor may ask for it.
         #[pin]
-        future: F,
+        future: ManuallyDrop<F>,
         id: Id,
+    }
+
+    impl<F> PinnedDrop for Identified<F> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            let _id = IdGuard::enter(*this.id);
+            // SAFETY: the future is dropped once, here, where it lies (it is pinned), and
+            // the struct holding it is being dropped: nothing uses it after. A panic
+            // unwinds to the loop task, which catches it.
+            unsafe { ManuallyDrop::drop(this.future.get_unchecked_mut()) }
+        }
     }
 }
 
@@ -212,7 +240,8 @@ impl<F: Future> Future for Identified<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let _id = IdGuard::enter(*this.id);
-        this.future.poll(cx)
+        // SAFETY: `ManuallyDrop` is a transparent wrapper: pinning it pins the future.
+        unsafe { this.future.map_unchecked_mut(|f| &mut **f) }.poll(cx)
     }
 }
 
@@ -236,7 +265,10 @@ impl Drop for IdGuard {
 
 /// Wraps a loop task's future.
 pub(crate) fn identify<F: Future>(future: F, id: Id) -> Identified<F> {
-    Identified { future, id }
+    Identified {
+        future: ManuallyDrop::new(future),
+        id,
+    }
 }
 
 thread_local! {
@@ -264,7 +296,8 @@ impl<F: Future> Future for Guarded<F> {
             return Poll::Ready(Err(JoinError::cancelled(*this.id)));
         }
         let id = *this.id;
-        let future = this.future;
+        // SAFETY: `ManuallyDrop` is a transparent wrapper: pinning it pins the future.
+        let future = unsafe { this.future.map_unchecked_mut(|f| &mut **f) };
         let polled = {
             let _id = IdGuard::enter(id);
             catch_unwind(AssertUnwindSafe(|| future.poll(cx)))
@@ -294,12 +327,17 @@ pub(crate) fn new_abort_state() -> Arc<AbortState> {
         aborted: AtomicBool::new(false),
         finished: AtomicBool::new(false),
         waker: OnceLock::new(),
+        drop_panic: Mutex::new(None),
     })
 }
 
 /// Wraps the future of a task off the loops, which checks `abort` at every poll.
 pub(crate) fn guard_with_flag<F: Future>(future: F, abort: Arc<AbortState>, id: Id) -> Guarded<F> {
-    Guarded { future, abort, id }
+    Guarded {
+        future: ManuallyDrop::new(future),
+        abort,
+        id,
+    }
 }
 
 /// An owned permission to join a task: awaiting it gives the task's output
@@ -336,7 +374,13 @@ impl<T> Inner<T> {
             Inner::Loop(t) => t
                 .poll_outcome(cx)
                 .map(|outcome| outcome.map(|outcome| outcome.map_err(|payload| JoinError::panic(id, payload)))),
-            Inner::Plain(t, _) => Pin::new(t).poll(cx),
+            Inner::Plain(t, abort) => Pin::new(t).poll(cx).map(|outcome| {
+                // Dropped unfinished: a panic in the destructor is the outcome.
+                outcome.or_else(|| {
+                    let payload = abort.drop_panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    payload.map(|payload| Err(JoinError::panic(id, payload)))
+                })
+            }),
         }
     }
 
@@ -501,6 +545,13 @@ impl fmt::Debug for AbortHandle {
         f.debug_struct("AbortHandle").field("id", &self.id).finish()
     }
 }
+
+// A handle is a reference to a task's shared state, which a panic cannot leave
+// half-written (its transitions are atomic), so handles may cross `catch_unwind`.
+impl<T> std::panic::UnwindSafe for JoinHandle<T> {}
+impl<T> std::panic::RefUnwindSafe for JoinHandle<T> {}
+impl std::panic::UnwindSafe for AbortHandle {}
+impl std::panic::RefUnwindSafe for AbortHandle {}
 
 #[cfg(test)]
 mod tests {

@@ -164,14 +164,22 @@ where
     JoinHandle::new_plain(task, abort, id)
 }
 
-/// Spawns into the set being driven on this thread, if any.
-pub(crate) fn spawn_in_current_set<F>(future: F, id: Id) -> Option<JoinHandle<F::Output>>
+/// True while a `LocalSet` is being driven (or entered) on this thread.
+pub(crate) fn in_local_set() -> bool {
+    CURRENT.try_with(|c| c.borrow().is_some()).unwrap_or(false)
+}
+
+/// Spawns into the set being driven (or entered) on this thread; gives the future back
+/// if there is none.
+pub(crate) fn spawn_in_current_set<F>(future: F, id: Id) -> Result<JoinHandle<F::Output>, F>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let shared = CURRENT.with(|c| c.borrow().clone())?;
-    Some(spawn_into(&shared, future, id))
+    match CURRENT.with(|c| c.borrow().clone()) {
+        Some(shared) => Ok(spawn_into(&shared, future, id)),
+        None => Err(future),
+    }
 }
 
 impl LocalSet {
@@ -280,7 +288,12 @@ impl Future for LocalSet {
 
 impl Drop for LocalSet {
     fn drop(&mut self) {
-        let _enter = self.enter();
+        // Entered if this thread's context still exists: a `LocalSet` kept in a
+        // thread-local may be dropped after it, as the thread exits.
+        let _enter = CURRENT
+            .try_with(|c| c.replace(Some(self.shared.clone())))
+            .ok()
+            .map(LocalEnterGuard);
         self.shared
             .queue
             .dropped

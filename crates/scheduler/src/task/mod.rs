@@ -42,8 +42,9 @@ where
 ///
 /// # Panics
 ///
-/// On the loop of a current-thread runtime, as tokio does: "can call blocking only when
-/// running on the multi-threaded runtime".
+/// On the loop of a current-thread runtime, and inside a [`LocalSet`] (whose tasks could
+/// not run meanwhile), as tokio does: "can call blocking only when running on the
+/// multi-threaded runtime".
 #[track_caller]
 pub fn block_in_place<F, R>(f: F) -> R
 where
@@ -52,7 +53,7 @@ where
     let on_current_thread_loop = netloop_reactor::EventLoopHandle::with_current(|l| l.is_some())
         && crate::runtime::Handle::try_current()
             .is_ok_and(|h| h.runtime_flavor() == crate::runtime::RuntimeFlavor::CurrentThread);
-    if on_current_thread_loop {
+    if on_current_thread_loop || local::in_local_set() {
         panic!("can call blocking only when running on the multi-threaded runtime");
     }
     f()

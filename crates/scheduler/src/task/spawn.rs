@@ -68,16 +68,18 @@ where
     F::Output: 'static,
 {
     let id = Id::next();
-    let future = make(id);
-    if let Some(current) = EventLoopHandle::current() {
-        return match current.spawn_local(identify(future, id)) {
+    // Inside a `LocalSet` (being driven or entered), the task joins the set, as on
+    // tokio: awaiting the set waits for it too. Else it joins this thread's loop.
+    let future = match super::local::spawn_in_current_set(make(id), id) {
+        Ok(handle) => return handle,
+        Err(future) => future,
+    };
+    match EventLoopHandle::current() {
+        Some(current) => match current.spawn_local(identify(future, id)) {
             Ok(task) => JoinHandle::new(task, id),
             Err(SpawnLocalError::Shutdown) => JoinHandle::rejected(id),
             Err(e) => panic!("{e}"),
-        };
-    }
-    match super::local::spawn_in_current_set(future, id) {
-        Some(handle) => handle,
+        },
         None => panic!(
             "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime` \
              (nor on a netloop event loop); use `spawn`, or `spawn_pinned` to build a !Send future on a loop"
