@@ -566,3 +566,158 @@ fn runtime_metrics_count_workers_alive_tasks_and_busy_time() {
         assert!(out_of_range.is_err(), "worker 2 of 2 panics, as in tokio");
     });
 }
+
+#[test]
+fn worker_index_names_the_loop_of_the_calling_thread() {
+    test_body(|| {
+        assert_eq!(netloop::runtime::worker_index(), None, "outside a runtime");
+        let rt = netloop::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            assert_eq!(
+                netloop::runtime::worker_index(),
+                None,
+                "block_on of a multi-thread runtime"
+            );
+            let mut seen = std::collections::HashSet::new();
+            for l in 0..2 {
+                let event_loop = Handle::current().event_loops().get(l).unwrap().clone();
+                let index = netloop::task::spawn_on(&event_loop, async { netloop::runtime::worker_index() })
+                    .await
+                    .unwrap();
+                seen.insert(index);
+            }
+            assert_eq!(seen, [Some(0), Some(1)].into_iter().collect());
+            let blocking = task::spawn_blocking(netloop::runtime::worker_index).await.unwrap();
+            assert_eq!(blocking, None, "a blocking-pool thread");
+        });
+        let rt = current();
+        assert_eq!(rt.block_on(async { netloop::runtime::worker_index() }), Some(0));
+    });
+}
+
+#[test]
+fn a_second_block_on_of_a_current_thread_runtime_runs_while_the_first_drives_it() {
+    test_body(|| {
+        let rt = Arc::new(current());
+        let (entered_tx, entered_rx) = mpsc::channel();
+        let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
+        let owner_rt = rt.clone();
+        let owner = thread::spawn(move || {
+            owner_rt.block_on(async move {
+                entered_tx.send(()).unwrap();
+                release_rx.await.unwrap();
+                netloop::runtime::worker_index()
+            })
+        });
+        entered_rx.recv_timeout(WAIT).unwrap();
+        // Before: the second caller waited for the first to finish, which here waits
+        // for the second: a deadlock.
+        let other_rt = rt.clone();
+        let other = thread::spawn(move || {
+            other_rt.block_on(async {
+                // A task spawned from the waiting thread runs on the driven loop.
+                let on_loop = netloop::spawn(async { netloop::runtime::worker_index() })
+                    .await
+                    .unwrap();
+                (netloop::runtime::worker_index(), on_loop)
+            })
+        });
+        assert_eq!(other.join().unwrap(), (None, Some(0)));
+        release_tx.send(()).unwrap();
+        assert_eq!(owner.join().unwrap(), Some(0));
+    });
+}
+
+#[test]
+fn io_on_a_dropped_runtime_is_a_shutdown_error() {
+    test_body(|| {
+        let rt1 = current();
+        let listener = rt1.block_on(async { netloop::net::TcpListener::bind("127.0.0.1:0").await.unwrap() });
+        drop(rt1);
+        let rt2 = current();
+        rt2.block_on(async {
+            let err = listener.accept().await.unwrap_err();
+            assert!(netloop::runtime::is_rt_shutdown_err(&err), "{err}");
+        });
+        let look_alike = std::io::Error::other("the event loop this I/O resource is registered with has shut down");
+        assert!(!netloop::runtime::is_rt_shutdown_err(&look_alike));
+        assert!(!netloop::runtime::is_rt_shutdown_err(&std::io::Error::from(
+            std::io::ErrorKind::Other
+        )));
+    });
+}
+
+#[test]
+fn runtimes_and_handles_cross_catch_unwind() {
+    fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
+    unwind_safe::<Runtime>();
+    unwind_safe::<Handle>();
+    unwind_safe::<netloop::runtime::LocalRuntime>();
+    unwind_safe::<task::JoinHandle<()>>();
+    unwind_safe::<task::AbortHandle>();
+    test_body(|| {
+        let rt = current();
+        let caught = std::panic::catch_unwind(|| rt.block_on(async { panic!("in block_on") }));
+        assert!(caught.is_err());
+        assert_eq!(rt.block_on(async { 5 }), 5, "the runtime is usable after the panic");
+    });
+}
+
+#[test]
+fn max_io_events_per_busy_tick_zero_is_an_error_and_one_serves_every_connection() {
+    test_body(|| {
+        let err = netloop::runtime::Builder::new_current_thread()
+            .max_io_events_per_busy_tick(0)
+            .build()
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("max_io_events_per_busy_tick"), "{err}");
+        let rt = netloop::runtime::Builder::new_current_thread()
+            .max_io_events_per_busy_tick(1)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            use netloop::io::{AsyncReadExt, AsyncWriteExt};
+            let stop = Arc::new(AtomicBool::new(false));
+            for _ in 0..4 {
+                let stop = stop.clone();
+                netloop::spawn(async move {
+                    while !stop.load(Ordering::Relaxed) {
+                        task::yield_now().await;
+                    }
+                });
+            }
+            let listener = netloop::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            netloop::spawn(async move {
+                loop {
+                    let (mut s, _) = listener.accept().await.unwrap();
+                    netloop::spawn(async move {
+                        let mut buf = [0u8; 4];
+                        while s.read_exact(&mut buf).await.is_ok() {
+                            s.write_all(&buf).await.unwrap();
+                        }
+                    });
+                }
+            });
+            let clients: Vec<_> = (0..8)
+                .map(|_| {
+                    netloop::spawn(async move {
+                        let mut s = netloop::net::TcpStream::connect(addr).await.unwrap();
+                        for _ in 0..8 {
+                            s.write_all(b"ping").await.unwrap();
+                            s.read_exact(&mut [0u8; 4]).await.unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for c in clients {
+                c.await.unwrap();
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+    });
+}

@@ -41,6 +41,7 @@ pub struct EventLoopBuilder {
     pub(crate) io_ratio: u32,
     pub(crate) max_pending_tasks: Option<usize>,
     pub(crate) events_capacity: usize,
+    pub(crate) busy_events_capacity: Option<usize>,
     pub(crate) quiet_period: Duration,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) idle_spin: Duration,
@@ -62,6 +63,7 @@ impl EventLoopBuilder {
             io_ratio: DEFAULT_IO_RATIO,
             max_pending_tasks: None,
             events_capacity: DEFAULT_EVENTS_CAPACITY,
+            busy_events_capacity: None,
             quiet_period: DEFAULT_QUIET_PERIOD,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             idle_spin: DEFAULT_IDLE_SPIN,
@@ -106,6 +108,17 @@ impl EventLoopBuilder {
         self
     }
 
+    /// How many events a `select` that does not block takes at most (default: the
+    /// [`events_capacity`](Self::events_capacity)). The loop selects without blocking
+    /// when it has tasks waiting; every task an event wakes joins them, so under overload
+    /// a smaller batch here keeps the run queue short and leaves the rest of the events
+    /// in the kernel for the next pass, rather than waking more tasks than the loop can
+    /// run soon (tokio's `max_io_events_per_busy_tick`).
+    pub fn busy_events_capacity(&mut self, capacity: usize) -> &mut Self {
+        self.busy_events_capacity = Some(capacity);
+        self
+    }
+
     /// Quiet period used by [`EventLoopHandle::shutdown_gracefully`](crate::EventLoopHandle::shutdown_gracefully).
     pub fn shutdown_quiet_period(&mut self, quiet_period: Duration) -> &mut Self {
         self.quiet_period = quiet_period;
@@ -144,6 +157,9 @@ impl EventLoopBuilder {
         }
         if self.events_capacity == 0 {
             return Err(ConfigError::ZeroEventsCapacity);
+        }
+        if self.busy_events_capacity == Some(0) {
+            return Err(ConfigError::ZeroBusyEventsCapacity);
         }
         if self.idle_spin > MAX_IDLE_SPIN {
             return Err(ConfigError::IdleSpin(self.idle_spin));

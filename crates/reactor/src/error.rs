@@ -136,6 +136,8 @@ pub enum ConfigError {
     },
     /// The events buffer needs room for at least one event.
     ZeroEventsCapacity,
+    /// A `select` that does not block needs room for at least one event too.
+    ZeroBusyEventsCapacity,
     /// An idle spin may last at most [`MAX_IDLE_SPIN`](crate::MAX_IDLE_SPIN) (the
     /// length given is inside).
     IdleSpin(Duration),
@@ -150,6 +152,9 @@ impl fmt::Display for ConfigError {
                 "shutdown quiet period ({quiet_period:?}) must not exceed the shutdown timeout ({timeout:?})"
             ),
             ConfigError::ZeroEventsCapacity => f.write_str("the events buffer capacity must be at least 1"),
+            ConfigError::ZeroBusyEventsCapacity => {
+                f.write_str("the busy events capacity (max_io_events_per_busy_tick) must be at least 1")
+            }
             ConfigError::IdleSpin(d) => write!(
                 f,
                 "idle_spin must be at most {:?} (got {d:?}); use Duration::ZERO to never spin",
@@ -244,3 +249,32 @@ impl fmt::Display for SpawnLocalError {
 }
 
 impl std::error::Error for SpawnLocalError {}
+
+/// The inner error of the `io::Error` an I/O resource returns once the loop it is
+/// registered with has shut down: the resource will never be woken again, so waiting
+/// on it fails instead of hanging. Recognise it with [`is_loop_shut_down`]; move the
+/// work to a live runtime (re-create the socket there) rather than retrying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopShutDown(());
+
+impl LoopShutDown {
+    /// The `io::Error` (kind `Other`) that carries it.
+    pub fn io_error() -> std::io::Error {
+        std::io::Error::other(LoopShutDown(()))
+    }
+}
+
+impl fmt::Display for LoopShutDown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the event loop this I/O resource is registered with has shut down")
+    }
+}
+
+impl std::error::Error for LoopShutDown {}
+
+/// True if `err` was returned because the loop an I/O resource is registered with has
+/// shut down (tokio's `runtime::is_rt_shutdown_err`); false for every other error,
+/// whatever its message.
+pub fn is_loop_shut_down(err: &std::io::Error) -> bool {
+    err.kind() == std::io::ErrorKind::Other && err.get_ref().is_some_and(|inner| inner.is::<LoopShutDown>())
+}

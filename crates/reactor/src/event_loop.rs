@@ -104,7 +104,7 @@ impl EventLoop {
     }
 
     pub(crate) fn from_builder(b: &EventLoopBuilder) -> std::io::Result<EventLoop> {
-        let (selector, waker, registry) = Selector::new(b.events_capacity)?;
+        let (selector, waker, registry) = Selector::new(b.events_capacity, b.busy_events_capacity)?;
         let shared = Arc::new(Shared::new(waker, registry, b.max_pending_tasks, b.shutdown_params()));
         Ok(EventLoop {
             core: Box::new(Core::new(shared)),
@@ -343,7 +343,7 @@ impl Driver {
                 // Paused time: look at I/O without waiting; if nothing happened, jump
                 // to the next timer (tokio's auto-advance).
                 let polled = self.selector.select(Some(Duration::ZERO));
-                if self.selector.events.is_empty() && !self.has_tasks(core, extra_ready) {
+                if self.selector.events().is_empty() && !self.has_tasks(core, extra_ready) {
                     shared.clock.advance_to(next_timer.unwrap_or(NONE));
                 }
                 Some(polled)
@@ -372,7 +372,7 @@ impl Driver {
         // 2. Process I/O, timed only if the I/O ratio could use the time: its budget
         // is looked at after every 64th task, and an event wakes at most two tasks.
         let io_start = (self.io_ratio != 100
-            && !self.selector.events.is_empty()
+            && !self.selector.events().is_empty()
             && self.ready_tasks(core) + 2 * self.selector.event_count() >= CLOCK_CHECK_INTERVAL as usize)
             .then(clock::now);
         let (io_events, wakeups) = self.process_io(core);
@@ -470,7 +470,7 @@ impl Driver {
                 Some(self.selector.select(Some(Duration::ZERO)))
             } else if round % IO_CHECK_ROUNDS == 0 {
                 let polled = self.selector.select(Some(Duration::ZERO));
-                (polled.is_err() || !self.selector.events.is_empty()).then_some(polled)
+                (polled.is_err() || !self.selector.events().is_empty()).then_some(polled)
             } else {
                 None
             };
@@ -520,11 +520,11 @@ impl Driver {
     /// Records readiness for each event and wakes the tasks waiting on it.
     /// Returns (I/O events, wakeups received).
     fn process_io(&mut self, core: &Core) -> (u64, u64) {
-        if self.selector.events.is_empty() {
+        if self.selector.events().is_empty() {
             return (0, 0);
         }
         let (mut io_events, mut wakeups, mut remote) = (0, 0, 0);
-        for event in self.selector.events.iter() {
+        for event in self.selector.events().iter() {
             if event.token() == WAKER_TOKEN {
                 wakeups += 1;
                 continue;

@@ -100,7 +100,8 @@ pub use config::{
     DEFAULT_SHUTDOWN_TIMEOUT, EventLoopBuilder, MAX_IDLE_SPIN,
 };
 pub use error::{
-    AwaitTerminationError, ConfigError, DriveError, RejectReason, RejectedExecution, ScheduleError, SpawnLocalError,
+    AwaitTerminationError, ConfigError, DriveError, LoopShutDown, RejectReason, RejectedExecution, ScheduleError,
+    SpawnLocalError, is_loop_shut_down,
 };
 pub use event_loop::EventLoop;
 pub use handle::{EventLoopHandle, ScheduledHandle};

@@ -11,13 +11,19 @@ use crate::shared::WAKER_TOKEN;
 
 pub(crate) struct Selector {
     poll: Poll,
-    pub(crate) events: Events,
+    /// Filled by a `select` that may block.
+    events: Events,
+    /// Filled by a `select` that does not block, when configured smaller: a loop with
+    /// tasks waiting takes only this many events, the rest stay in the kernel.
+    busy_events: Option<Events>,
+    /// True when the last `select` filled `busy_events`.
+    last_busy: bool,
 }
 
 impl Selector {
     /// The selector, the waker other threads use to interrupt it, and a registry
     /// handle through which any thread may register sources.
-    pub(crate) fn new(events_capacity: usize) -> io::Result<(Selector, Waker, Registry)> {
+    pub(crate) fn new(events_capacity: usize, busy_capacity: Option<usize>) -> io::Result<(Selector, Waker, Registry)> {
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER_TOKEN)?;
         let registry = poll.registry().try_clone()?;
@@ -25,6 +31,10 @@ impl Selector {
             Selector {
                 poll,
                 events: Events::with_capacity(events_capacity),
+                busy_events: busy_capacity
+                    .filter(|&busy| busy < events_capacity)
+                    .map(Events::with_capacity),
+                last_busy: false,
             },
             waker,
             registry,
@@ -34,17 +44,37 @@ impl Selector {
     /// Netty's `select` / `selectNow`: block up to `timeout` (`None` = until woken,
     /// zero = do not block) and fill `events`.
     pub(crate) fn select(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        self.poll.poll(&mut self.events, timeout)
+        match (&mut self.busy_events, timeout) {
+            (Some(busy), Some(Duration::ZERO)) => {
+                self.last_busy = true;
+                self.poll.poll(busy, timeout)
+            }
+            _ => {
+                self.last_busy = false;
+                self.poll.poll(&mut self.events, timeout)
+            }
+        }
+    }
+
+    /// The events the last `select` returned.
+    pub(crate) fn events(&self) -> &Events {
+        match &self.busy_events {
+            Some(busy) if self.last_busy => busy,
+            _ => &self.events,
+        }
     }
 
     /// Forget the previous events when an iteration skips the poll.
     pub(crate) fn clear(&mut self) {
         self.events.clear();
+        if let Some(busy) = &mut self.busy_events {
+            busy.clear();
+        }
     }
 
     /// How many events the last `select` returned.
     pub(crate) fn event_count(&self) -> usize {
-        self.events.iter().count()
+        self.events().iter().count()
     }
 }
 
@@ -143,6 +173,27 @@ pub(crate) fn coarse_monotonic_nanos() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A select that does not block takes at most the busy capacity; the other ready
+    /// sources stay in the kernel and a blocking select returns them.
+    #[test]
+    fn a_select_that_does_not_block_takes_at_most_the_busy_capacity() {
+        use std::io::Write;
+        let (mut selector, _waker, registry) = Selector::new(16, Some(1)).unwrap();
+        let mut pairs = Vec::new();
+        for i in 0..3 {
+            let (mut a, mut b) = mio::net::UnixStream::pair().unwrap();
+            registry
+                .register(&mut a, mio::Token(i + 1), mio::Interest::READABLE)
+                .unwrap();
+            b.write_all(b"x").unwrap();
+            pairs.push((a, b));
+        }
+        selector.select(Some(Duration::ZERO)).unwrap();
+        assert_eq!(selector.event_count(), 1, "a busy select takes one event");
+        selector.select(Some(Duration::from_secs(1))).unwrap();
+        assert_eq!(selector.event_count(), 2, "the other two were left in the kernel");
+    }
 
     /// Busy ticks never go back, and a 30 ms stretch on the precise clock converts to
     /// about 30 ms (within the coarse clock's grain where that is what is read).

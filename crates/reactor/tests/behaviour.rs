@@ -124,6 +124,58 @@ fn config_zero_events_capacity_is_a_typed_error() {
 }
 
 #[test]
+fn busy_events_capacity_zero_is_a_typed_error_and_one_still_serves_every_source() {
+    with_timeout(10, || {
+        match EventLoop::builder().busy_events_capacity(0).build() {
+            Err(BuildError::Config(ConfigError::ZeroBusyEventsCapacity)) => {}
+            other => panic!("expected ConfigError::ZeroBusyEventsCapacity, got {other:?}"),
+        }
+        // A task that wakes itself forever keeps the loop busy, so every select is
+        // non-blocking and takes one event: the other ready sources wait in the
+        // kernel, and are still all served.
+        let r = spawn_loop(EventLoop::builder().busy_events_capacity(1).build().unwrap());
+        let stop = Arc::new(AtomicBool::new(false));
+        let spinning = stop.clone();
+        r.handle
+            .spawn(poll_fn(move |cx| {
+                if spinning.load(SeqCst) {
+                    return Poll::Ready(());
+                }
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }))
+            .unwrap()
+            .detach();
+        let (tx, rx) = mpsc::channel();
+        let mut writers = vec![];
+        for _ in 0..8u8 {
+            let (a, b) = UnixStream::pair().unwrap();
+            writers.push(b);
+            let a = r.handle.register(a, Interest::READABLE).unwrap();
+            let tx = tx.clone();
+            r.handle
+                .spawn(async move {
+                    let mut buf = [0u8; 1];
+                    poll_fn(|cx| a.poll_read_io(cx, |mut s| s.read(&mut buf)))
+                        .await
+                        .unwrap();
+                    tx.send(buf[0]).unwrap();
+                })
+                .unwrap()
+                .detach();
+        }
+        for (i, w) in writers.iter_mut().enumerate() {
+            w.write_all(&[i as u8]).unwrap();
+        }
+        let mut got: Vec<u8> = (0..8).map(|i| recv(&rx, secs(5), &format!("reader {i}"))).collect();
+        got.sort();
+        assert_eq!(got, (0..8).collect::<Vec<u8>>());
+        stop.store(true, SeqCst);
+        r.shutdown(secs(1));
+    });
+}
+
+#[test]
 fn config_quiet_period_longer_than_timeout_is_a_typed_error_on_the_builder() {
     with_timeout(5, || {
         let res = EventLoop::builder()

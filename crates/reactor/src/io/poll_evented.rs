@@ -17,7 +17,7 @@ use crate::handle::EventLoopHandle;
 use crate::shared::Shared;
 
 fn shut_down_error() -> io::Error {
-    io::Error::other("the event loop this I/O resource is registered with has shut down")
+    crate::error::LoopShutDown::io_error()
 }
 
 /// A registration with a loop's `Poll`: the readiness cache and the two wakers.

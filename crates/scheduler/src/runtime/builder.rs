@@ -162,6 +162,18 @@ impl Builder {
         self
     }
 
+    /// How many readiness events a loop takes at most from a `select` that does not
+    /// block, which it makes when it has tasks waiting (tokio's
+    /// `max_io_events_per_busy_tick`; netloop's `busy_events_capacity`; default: the
+    /// same as [`max_io_events_per_tick`](Self::max_io_events_per_tick)). Each event
+    /// wakes tasks that join the queue, so under overload a small batch keeps the queue
+    /// short and leaves the other events in the kernel for the next pass. Zero is an
+    /// error at `build`.
+    pub fn max_io_events_per_busy_tick(&mut self, capacity: usize) -> &mut Self {
+        self.event_loop.busy_events_capacity(capacity);
+        self
+    }
+
     /// Stack size of the runtime's threads.
     pub fn thread_stack_size(&mut self, size: usize) -> &mut Self {
         self.thread_stack_size = Some(size);

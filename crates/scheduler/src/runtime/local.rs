@@ -124,3 +124,7 @@ impl LocalRuntime {
         runtime.shutdown_background();
     }
 }
+
+// As for `Runtime`: a panic out of `block_on` leaves the runtime usable.
+impl std::panic::UnwindSafe for LocalRuntime {}
+impl std::panic::RefUnwindSafe for LocalRuntime {}

@@ -19,7 +19,7 @@ mod metrics;
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{AcqRel, Release};
 use std::sync::{Arc, Mutex};
@@ -40,6 +40,39 @@ use crate::placement::spawn_loop_of;
 use crate::task::JoinHandle;
 use crate::task::spawn::spawn_on;
 
+/// The index of the loop the calling thread runs, within its runtime: `0..worker_threads`
+/// on a multi-thread runtime, `Some(0)` on the thread that drives a current_thread or
+/// local runtime. `None` off the loops: outside a runtime, on a blocking-pool thread, on
+/// the thread inside a multi-thread runtime's `block_on` (which drives no loop), and on a
+/// thread that waits in `block_on` while another thread drives a current_thread runtime.
+///
+/// A task stays on its loop for life (netloop does not steal work), so unlike on tokio
+/// the answer does not change across `.await` points.
+///
+/// ```
+/// assert_eq!(netloop_scheduler::runtime::worker_index(), None);
+/// ```
+pub fn worker_index() -> Option<usize> {
+    let current = EventLoopHandle::current()?;
+    let handle = Handle::try_current().ok()?;
+    handle.inner.group.iter().position(|l| *l == current)
+}
+
+/// True if `err` came from an I/O resource whose runtime has shut down (its loop will
+/// never wake it again), as tokio's function of that name; false for every other
+/// error, including ones whose message merely looks alike.
+///
+/// A socket created on a runtime that has since been dropped returns such an error from
+/// `accept`, `read` and the readiness waits.
+///
+/// ```
+/// use netloop_scheduler::runtime::is_rt_shutdown_err;
+/// assert!(!is_rt_shutdown_err(&std::io::Error::other("some other error")));
+/// ```
+pub fn is_rt_shutdown_err(err: &io::Error) -> bool {
+    netloop_reactor::is_loop_shut_down(err)
+}
+
 /// Which kind of runtime this is (tokio's `RuntimeFlavor`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -54,8 +87,10 @@ pub(crate) struct Inner {
     pub(crate) group: EventLoopGroup,
     pub(crate) blocking: BlockingPool,
     flavor: RuntimeFlavor,
-    /// current_thread: serializes `block_on` callers, who take turns driving the loop.
+    /// current_thread: held by the `block_on` caller that drives the loop.
     driver: Mutex<()>,
+    /// current_thread: `block_on` callers waiting for the driver, woken when it is let go.
+    driver_waiters: Mutex<Vec<Waker>>,
     shutdown_timeout: Duration,
     id: Id,
     name: Option<String>,
@@ -121,7 +156,11 @@ impl Handle {
     /// [`try_current`](Self::try_current).
     #[track_caller]
     pub fn current() -> Handle {
-        Self::try_current().unwrap_or_else(|e| panic!("{e}"))
+        match Self::try_current() {
+            Ok(handle) => handle,
+            // Not in a closure: the panic reports the caller's location.
+            Err(e) => panic!("{e}"),
+        }
     }
 
     /// The runtime this thread is in, if any.
@@ -168,7 +207,50 @@ impl Handle {
     }
 
     fn drive_current_thread<F: Future>(&self, future: F) -> F::Output {
-        let _turn = self.inner.driver.lock().unwrap_or_else(|e| e.into_inner());
+        let mut future = pin!(future);
+        let turn = match self.take_driver() {
+            Some(turn) => turn,
+            None => {
+                // Another thread drives the loop: poll the future here, parked between
+                // wake-ups, and take over the driving if that thread lets go first.
+                let parker = ThreadParker::new();
+                let waker = parker.waker();
+                let mut cx = Context::from_waker(&waker);
+                loop {
+                    {
+                        let mut waiters = self.inner.driver_waiters.lock().unwrap_or_else(|e| e.into_inner());
+                        if !waiters.iter().any(|w| w.will_wake(&waker)) {
+                            waiters.push(waker.clone());
+                        }
+                    }
+                    // Checked after joining the waiters: a release in between is not missed.
+                    if let Some(turn) = self.take_driver() {
+                        break turn;
+                    }
+                    if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+                        return out;
+                    }
+                    parker.park();
+                }
+            }
+        };
+        self.drive_with(turn, future)
+    }
+
+    /// The turn to drive the current_thread loop, if no other thread has it.
+    fn take_driver(&self) -> Option<DriverTurn<'_>> {
+        let guard = match self.inner.driver.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        Some(DriverTurn {
+            guard: Some(guard),
+            inner: &self.inner,
+        })
+    }
+
+    fn drive_with<F: Future>(&self, _turn: DriverTurn<'_>, future: Pin<&mut F>) -> F::Output {
         let Some(event_loop) = self.inner.group.take_loop(0) else {
             panic!("the runtime has been shut down");
         };
@@ -267,32 +349,69 @@ impl Handle {
 
 /// `block_on` for a thread that drives no loop: poll, park until woken, repeat.
 fn park_on<F: Future>(future: F) -> F::Output {
-    struct Unpark {
-        thread: Thread,
-        woken: AtomicBool,
-    }
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.wake_by_ref();
-        }
-        fn wake_by_ref(self: &Arc<Self>) {
-            self.woken.store(true, Release);
-            self.thread.unpark();
-        }
-    }
-    let unpark = Arc::new(Unpark {
-        thread: thread::current(),
-        woken: AtomicBool::new(false),
-    });
-    let waker = Waker::from(unpark.clone());
+    let parker = ThreadParker::new();
+    let waker = parker.waker();
     let mut cx = Context::from_waker(&waker);
     let mut future = pin!(future);
     loop {
         if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
             return out;
         }
-        while !unpark.woken.swap(false, AcqRel) {
+        parker.park();
+    }
+}
+
+/// A waker that unparks the thread that made it, and the wait for it.
+struct ThreadParker(Arc<Unpark>);
+
+struct Unpark {
+    thread: Thread,
+    woken: AtomicBool,
+}
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Release);
+        self.thread.unpark();
+    }
+}
+
+impl ThreadParker {
+    fn new() -> ThreadParker {
+        ThreadParker(Arc::new(Unpark {
+            thread: thread::current(),
+            woken: AtomicBool::new(false),
+        }))
+    }
+
+    fn waker(&self) -> Waker {
+        Waker::from(self.0.clone())
+    }
+
+    /// Returns once the waker was woken since the last return (at once if it was).
+    fn park(&self) {
+        while !self.0.woken.swap(false, AcqRel) {
             thread::park();
+        }
+    }
+}
+
+/// A `block_on` caller's turn to drive a current_thread runtime's loop. Letting go of it
+/// wakes the callers waiting for it, so one of them takes over the driving.
+struct DriverTurn<'a> {
+    guard: Option<std::sync::MutexGuard<'a, ()>>,
+    inner: &'a Inner,
+}
+
+impl Drop for DriverTurn<'_> {
+    fn drop(&mut self) {
+        drop(self.guard.take());
+        let waiters = std::mem::take(&mut *self.inner.driver_waiters.lock().unwrap_or_else(|e| e.into_inner()));
+        for waker in waiters {
+            waker.wake();
         }
     }
 }
@@ -343,6 +462,7 @@ impl Runtime {
                     blocking,
                     flavor,
                     driver: Mutex::new(()),
+                    driver_waiters: Mutex::new(Vec::new()),
                     shutdown_timeout,
                     id,
                     name,
@@ -420,3 +540,12 @@ impl Drop for Runtime {
         }
     }
 }
+
+// A panic that unwinds out of `block_on` (or through a caller holding a reference)
+// leaves the runtime usable: the loop is given back by a drop guard, a task's panic
+// is caught at the task, and every shared structure is behind a lock or an atomic that
+// a panic cannot leave half-written. So the runtime is unwind-safe, as tokio's is.
+impl std::panic::UnwindSafe for Runtime {}
+impl std::panic::RefUnwindSafe for Runtime {}
+impl std::panic::UnwindSafe for Handle {}
+impl std::panic::RefUnwindSafe for Handle {}

@@ -24,16 +24,18 @@ fn current_loop(what: &str) -> EventLoopHandle {
 /// Freezes time. Panics if it is already frozen or outside a current-thread runtime.
 #[track_caller]
 pub fn pause() {
-    current_loop("pause").clock().pause().unwrap_or_else(|e| panic!("{e}"));
+    // A `panic!` in a closure would report the closure's location, not the caller's.
+    if let Err(e) = current_loop("pause").clock().pause() {
+        panic!("{e}");
+    }
 }
 
 /// Lets frozen time run again from where it stands. Panics if it is not frozen.
 #[track_caller]
 pub fn resume() {
-    current_loop("resume")
-        .clock()
-        .resume()
-        .unwrap_or_else(|e| panic!("{e}"));
+    if let Err(e) = current_loop("resume").clock().resume() {
+        panic!("{e}");
+    }
 }
 
 /// Moves frozen time forward by `duration`, then returns once every timer due by then
@@ -41,7 +43,9 @@ pub fn resume() {
 #[track_caller]
 pub fn advance(duration: Duration) -> impl std::future::Future<Output = ()> {
     let event_loop = current_loop("advance");
-    event_loop.clock().advance(duration).unwrap_or_else(|e| panic!("{e}"));
+    if let Err(e) = event_loop.clock().advance(duration) {
+        panic!("{e}");
+    }
     let now = event_loop.clock().now_instant();
     let mut registered = false;
     poll_fn(move |cx| {
