@@ -210,9 +210,9 @@ def run_tests(exe, args, limit):
 
 def run_one(exe):
     """Runs a test binary; returns (passed, failed, ignored, failing names, timed out,
-    output). If the whole file does not finish in time, each test that had not
-    finished runs again on its own, with a limit of its own, so one hanging test
-    costs only itself."""
+    output). If the whole file does not finish in time, or its process dies before
+    the summary line (an abort), each test that had not finished runs again on its
+    own, with a limit of its own, so one hanging or aborting test costs only itself."""
     listed = subprocess.run([exe, "--list", "--format", "terse"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, timeout=60)
     names = [l[:-len(": test")] for l in listed.stdout.splitlines() if l.endswith(": test")]
@@ -221,7 +221,8 @@ def run_one(exe):
     ignored = set(re.findall(rf"^test (\S+){PANICS} \.\.\. ignored", out, re.M))
     finished = ok | ignored | set(re.findall(rf"^test (\S+){PANICS} \.\.\. FAILED$", out, re.M))
     hung = []
-    if timed_out:
+    crashed = not timed_out and not re.search(r"^test result: ", out, re.M)
+    if timed_out or crashed:
         for name in names:
             if name in finished:
                 continue
