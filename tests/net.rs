@@ -1521,3 +1521,69 @@ fn futures_io_traits_work() {
         });
     });
 }
+
+// ---------------------------------------------------------------------------------
+// TcpSocket
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn tcp_socket_options_round_trip_before_connect_or_listen() {
+    use netloop::net::TcpSocket;
+    // No runtime needed to create and configure a socket.
+    let s = TcpSocket::new_v4().unwrap();
+    s.set_reuseaddr(true).unwrap();
+    assert!(s.reuseaddr().unwrap());
+    s.set_reuseport(true).unwrap();
+    assert!(s.reuseport().unwrap());
+    s.set_keepalive(true).unwrap();
+    assert!(s.keepalive().unwrap());
+    s.set_nodelay(true).unwrap();
+    assert!(s.nodelay().unwrap());
+    assert_eq!(s.linger().unwrap(), None);
+    s.set_zero_linger().unwrap();
+    assert_eq!(s.linger().unwrap(), Some(Duration::ZERO));
+    s.set_recv_buffer_size(8192).unwrap();
+    assert!(s.recv_buffer_size().unwrap() >= 8192);
+    s.set_tos_v4(0x10).unwrap();
+    assert_eq!(s.tos_v4().unwrap(), 0x10);
+    let v6 = TcpSocket::new_v6().unwrap();
+    v6.set_tclass_v6(0x20).unwrap();
+    assert_eq!(v6.tclass_v6().unwrap(), 0x20);
+}
+
+#[test]
+fn tcp_socket_listen_connect_and_errors() {
+    use netloop::net::TcpSocket;
+    test_body(|| {
+        multi().block_on(async {
+            let server = TcpSocket::new_v4().unwrap();
+            server.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let addr = server.local_addr().unwrap();
+            let listener = server.listen(16).unwrap();
+
+            // The address is taken: a second bind without SO_REUSEPORT is AddrInUse.
+            let taken = TcpSocket::new_v4().unwrap();
+            assert_eq!(taken.bind(addr).unwrap_err().kind(), ErrorKind::AddrInUse);
+
+            let client = TcpSocket::new_v4().unwrap();
+            client.set_nodelay(true).unwrap();
+            let (stream, accepted) = both(client.connect(addr), listener.accept()).await;
+            let (mut stream, (mut peer, _)) = (stream.unwrap(), accepted.unwrap());
+            assert!(stream.nodelay().unwrap(), "options set before connect stay");
+            stream.write_all(b"ping").await.unwrap();
+            let mut buf = [0u8; 4];
+            peer.read_exact(&mut buf).await.unwrap();
+            assert_eq!(&buf, b"ping");
+
+            // Nobody listens there any more: connect is refused.
+            drop(listener);
+            let refused = TcpSocket::new_v4().unwrap().connect(addr).await.unwrap_err();
+            assert_eq!(refused.kind(), ErrorKind::ConnectionRefused);
+        });
+    });
+}
+
+/// Both futures at once (a `join!` without the macro's imports).
+async fn both<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
+    netloop::join!(a, b)
+}

@@ -17,5 +17,5 @@ mod udp;
 
 pub use addr::{ToSocketAddrs, lookup_host};
 pub use serve::{ACCEPTS_PER_EVENT, EXHAUSTION_PAUSE, Serve, serve};
-pub use tcp::{TcpListener, TcpStream};
+pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;

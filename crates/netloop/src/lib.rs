@@ -55,7 +55,9 @@ pub mod __private;
 
 /// TCP networking (tokio's `net`), plus netloop's acceptor [`net::serve`].
 pub mod net {
-    pub use netloop_net::{Serve, TcpListener, TcpStream, ToSocketAddrs, UdpSocket, lookup_host, serve, tcp};
+    pub use netloop_net::{
+        Serve, TcpListener, TcpSocket, TcpStream, ToSocketAddrs, UdpSocket, lookup_host, serve, tcp,
+    };
 }
 
 /// Netty-level access to the event loops: the group, each loop's handle (`execute`,

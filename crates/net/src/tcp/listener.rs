@@ -45,7 +45,7 @@ impl TcpListener {
     }
 
     #[track_caller]
-    fn new(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
+    pub(crate) fn new(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
         Ok(TcpListener {
             io: register(listener, mio::Interest::READABLE)?,
         })

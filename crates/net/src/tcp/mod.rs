@@ -91,11 +91,13 @@ macro_rules! write_half_methods {
 }
 
 mod listener;
+mod socket;
 mod split;
 mod split_owned;
 mod stream;
 
 pub use listener::TcpListener;
+pub use socket::TcpSocket;
 pub use split::{ReadHalf, WriteHalf};
 pub use split_owned::{OwnedReadHalf, OwnedWriteHalf, ReuniteError};
 pub use stream::TcpStream;

@@ -55,7 +55,11 @@ impl TcpStream {
     }
 
     async fn connect_addr(addr: SocketAddr) -> io::Result<TcpStream> {
-        let stream = TcpStream::new(mio::net::TcpStream::connect(addr)?)?;
+        TcpStream::finish_connect(TcpStream::new(mio::net::TcpStream::connect(addr)?)?).await
+    }
+
+    /// Waits for the handshake of a stream whose non-blocking `connect` has started.
+    pub(crate) async fn finish_connect(stream: TcpStream) -> io::Result<TcpStream> {
         // Writable means the handshake ended, one way or the other.
         poll_fn(|cx| stream.io.poll_write_ready(cx)).await?;
         if let Some(e) = stream.io.get_ref().take_error()? {
