@@ -80,11 +80,24 @@ impl Registration {
     /// `readable`): every one of them is woken by the next event, where `poll_ready`
     /// wakes only the last waker it was given.
     #[inline]
+    ///
+    /// Unlike `poll_ready` it spends no budget: a readiness future (`readable`,
+    /// `writable`, `ready`) does no I/O itself, and tokio's do not spend budget either.
+    /// The operations that wait this way ([`poll_io_shared`](Self::poll_io_shared))
+    /// spend it.
     pub fn poll_ready_shared(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
         let event = ready!(self.io.poll_ready_shared(cx, direction));
         if event.is_shutdown {
             return Poll::Ready(Err(shut_down_error()));
         }
+        Poll::Ready(Ok(event))
+    }
+
+    /// [`poll_ready_shared`](Self::poll_ready_shared), spending one unit of budget
+    /// once ready, as `poll_ready` does.
+    #[inline]
+    fn poll_ready_shared_spending(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
+        let event = ready!(self.poll_ready_shared(cx, direction))?;
         ready!(coop::poll_proceed(cx)).made_progress();
         Poll::Ready(Ok(event))
     }
@@ -122,7 +135,7 @@ impl Registration {
         direction: Direction,
         op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io_with(cx, direction, Self::poll_ready_shared, op)
+        self.poll_io_with(cx, direction, Self::poll_ready_shared_spending, op)
     }
 
     #[inline]
