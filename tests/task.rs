@@ -793,3 +793,60 @@ fn block_in_place_inside_a_local_set_panics() {
         );
     });
 }
+
+#[test]
+fn spawn_local_after_entering_a_local_runtime_joins_it_and_other_threads_are_refused() {
+    test_body(|| {
+        let rt = netloop::runtime::LocalRuntime::new().unwrap();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        {
+            let _guard = rt.enter();
+            let not_send = Rc::new(5);
+            task::spawn_local(async move {
+                task::yield_now().await;
+                tx.send(*not_send).unwrap();
+            });
+        }
+        assert_eq!(rt.block_on(async { rx.await.unwrap() }), 5);
+
+        let handle = rt.handle().clone();
+        let refused = thread::spawn(move || {
+            let _guard = handle.enter();
+            std::panic::catch_unwind(|| drop(task::spawn_local(async {}))).unwrap_err()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(
+            refused.downcast_ref::<&str>(),
+            Some(&"Local tasks can only be spawned on a LocalRuntime from the thread the runtime was created on")
+        );
+    });
+}
+
+#[test]
+fn panics_outside_a_runtime_point_at_the_caller() {
+    fn location_of(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+        let seen = Arc::new(Mutex::new(None));
+        let hook_seen = seen.clone();
+        // The hook is process-wide: only this thread's panic counts (tests run in
+        // parallel, and others panic on purpose).
+        let me = thread::current().id();
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if thread::current().id() == me {
+                *hook_seen.lock().unwrap() = info.location().map(|l| l.file().to_string());
+            }
+        }));
+        let caught = std::panic::catch_unwind(f);
+        std::panic::set_hook(previous);
+        assert!(caught.is_err(), "expected a panic");
+        seen.lock().unwrap().take().unwrap()
+    }
+    assert_eq!(location_of(|| drop(netloop::spawn(async {}))), file!());
+    assert_eq!(location_of(|| drop(netloop::runtime::Handle::current())), file!());
+    netloop::task_local! { static NUMBER: u32; }
+    assert_eq!(
+        location_of(|| NUMBER.sync_scope(1, || NUMBER.with(|_| NUMBER.sync_scope(2, || ())))),
+        file!()
+    );
+}

@@ -78,10 +78,16 @@ fn take_accepted() -> bool {
 /// runtime's next loop. Panics outside a runtime, as tokio's `spawn` does.
 #[track_caller]
 pub(crate) fn with_spawn_loop<R>(f: impl FnOnce(&EventLoopHandle) -> R) -> R {
-    EventLoopHandle::with_current(|current| match current {
-        Some(current) if !take_accepted() => f(current),
-        _ => Handle::with_current(|handle| f(handle.inner.group.next())),
-    })
+    let mut f = Some(f);
+    let spawned = EventLoopHandle::with_current(|current| match current {
+        Some(current) if !take_accepted() => f.take().map(|f| f(current)),
+        _ => Handle::try_with_current(|handle| f.take().map(|f| f(handle.inner.group.next()))).flatten(),
+    });
+    match spawned {
+        Some(out) => out,
+        // Here, not in the closure: the panic points at the caller of `spawn`.
+        None => crate::runtime::no_runtime(),
+    }
 }
 
 /// The loop a spawn through `handle` lands on: this thread's loop if it is one of

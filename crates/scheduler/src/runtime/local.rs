@@ -61,8 +61,12 @@ impl LocalRuntime {
     }
 
     pub(crate) fn from_runtime(runtime: Runtime) -> LocalRuntime {
+        let local = LocalSet::new();
+        // `spawn_local` in this runtime's context (after `enter`) finds the set here.
+        let _ = runtime.handle().inner.local_owner.set(std::thread::current().id());
+        crate::task::local::register_runtime_set(runtime.handle().id(), &local);
         LocalRuntime {
-            local: LocalSet::new(),
+            local,
             runtime,
             _not_send: PhantomData,
         }

@@ -58,6 +58,13 @@ pub fn worker_index() -> Option<usize> {
     handle.inner.group.iter().position(|l| *l == current)
 }
 
+/// Panics as tokio's functions do outside a runtime. Not called from inside a closure:
+/// the panic reports the location of the (track_caller) function the user called.
+#[track_caller]
+pub(crate) fn no_runtime() -> ! {
+    panic!("{}", TryCurrentError(()))
+}
+
 /// True if `err` came from an I/O resource whose runtime has shut down (its loop will
 /// never wake it again), as tokio's function of that name; false for every other
 /// error, including ones whose message merely looks alike.
@@ -91,6 +98,9 @@ pub(crate) struct Inner {
     driver: Mutex<()>,
     /// current_thread: `block_on` callers waiting for the driver, woken when it is let go.
     driver_waiters: Mutex<Vec<Waker>>,
+    /// The thread that created it, for a `LocalRuntime`: the only one that may spawn
+    /// `!Send` tasks into it.
+    pub(crate) local_owner: std::sync::OnceLock<thread::ThreadId>,
     shutdown_timeout: Duration,
     id: Id,
     name: Option<String>,
@@ -320,10 +330,15 @@ impl Handle {
     /// traffic, unlike [`current`](Self::current)). Panics outside a runtime.
     #[track_caller]
     pub(crate) fn with_current<R>(f: impl FnOnce(&Handle) -> R) -> R {
-        context::with_current(|handle| match handle {
-            Some(handle) => f(handle),
-            None => panic!("{}", TryCurrentError(())),
-        })
+        match Handle::try_with_current(f) {
+            Some(out) => out,
+            None => no_runtime(),
+        }
+    }
+
+    /// [`with_current`](Self::with_current), or `None` outside a runtime.
+    pub(crate) fn try_with_current<R>(f: impl FnOnce(&Handle) -> R) -> Option<R> {
+        context::with_current(|handle| handle.map(f))
     }
 
     fn shutdown(&self, wait: Option<Duration>) {
@@ -463,6 +478,7 @@ impl Runtime {
                     flavor,
                     driver: Mutex::new(()),
                     driver_waiters: Mutex::new(Vec::new()),
+                    local_owner: std::sync::OnceLock::new(),
                     shutdown_timeout,
                     id,
                     name,

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::thread::{self, ThreadId};
@@ -162,6 +162,48 @@ where
     let (runnable, task) = async_task::spawn_local(guarded, move |r| queue.schedule(r));
     runnable.schedule();
     JoinHandle::new_plain(task, abort, id)
+}
+
+thread_local! {
+    /// The sets of the `LocalRuntime`s created on this thread, by runtime id: where
+    /// `spawn_local` puts a task when it runs inside such a runtime's context (after
+    /// `enter`) but outside its `block_on`.
+    static RUNTIME_SETS: RefCell<Vec<(crate::runtime::Id, Weak<Shared>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Records `set` as the set of the local runtime `runtime` (on its thread).
+pub(crate) fn register_runtime_set(runtime: crate::runtime::Id, set: &LocalSet) {
+    RUNTIME_SETS.with(|sets| {
+        let mut sets = sets.borrow_mut();
+        sets.retain(|(_, s)| s.strong_count() > 0);
+        sets.push((runtime, Rc::downgrade(&set.shared)));
+    });
+}
+
+/// Spawns into the set of the local runtime `runtime`, if it was created on this thread
+/// and is alive; gives the future back otherwise.
+pub(crate) fn spawn_in_runtime_set<F>(
+    runtime: crate::runtime::Id,
+    future: F,
+    id: Id,
+) -> Result<JoinHandle<F::Output>, F>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    let shared = RUNTIME_SETS
+        .try_with(|sets| {
+            sets.borrow()
+                .iter()
+                .find(|(r, _)| *r == runtime)
+                .and_then(|(_, s)| s.upgrade())
+        })
+        .ok()
+        .flatten();
+    match shared {
+        Some(shared) => Ok(spawn_into(&shared, future, id)),
+        None => Err(future),
+    }
 }
 
 /// True while a `LocalSet` is being driven (or entered) on this thread.

@@ -3,7 +3,7 @@
 pub mod coop;
 pub(crate) mod join;
 mod join_set;
-mod local;
+pub(crate) mod local;
 pub(crate) mod spawn;
 mod task_local;
 

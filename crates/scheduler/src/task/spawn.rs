@@ -74,17 +74,32 @@ where
         Ok(handle) => return handle,
         Err(future) => future,
     };
-    match EventLoopHandle::current() {
-        Some(current) => match current.spawn_local(identify(future, id)) {
+    if let Some(current) = EventLoopHandle::current() {
+        return match current.spawn_local(identify(future, id)) {
             Ok(task) => JoinHandle::new(task, id),
             Err(SpawnLocalError::Shutdown) => JoinHandle::rejected(id),
             Err(e) => panic!("{e}"),
-        },
-        None => panic!(
-            "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime` \
-             (nor on a netloop event loop); use `spawn`, or `spawn_pinned` to build a !Send future on a loop"
-        ),
+        };
     }
+    // In a `LocalRuntime`'s context outside its `block_on`: its set, on its thread.
+    let local_runtime = crate::runtime::Handle::try_current()
+        .ok()
+        .and_then(|h| h.inner.local_owner.get().map(|owner| (h.id(), *owner)));
+    let future = match local_runtime {
+        Some((_, owner)) if owner != std::thread::current().id() => {
+            panic!("Local tasks can only be spawned on a LocalRuntime from the thread the runtime was created on")
+        }
+        Some((runtime, _)) => match super::local::spawn_in_runtime_set(runtime, future, id) {
+            Ok(handle) => return handle,
+            Err(future) => future,
+        },
+        None => future,
+    };
+    drop(future);
+    panic!(
+        "`spawn_local` called from outside of a `task::LocalSet` or `runtime::LocalRuntime` \
+         (nor on a netloop event loop); use `spawn`, or `spawn_pinned` to build a !Send future on a loop"
+    )
 }
 
 /// Builds a `!Send` future on one of the runtime's loops and runs it there for life.

@@ -108,7 +108,10 @@ impl<T: 'static> LocalKey<T> {
     #[track_caller]
     pub fn sync_scope<F: FnOnce() -> R, R>(&'static self, value: T, f: F) -> R {
         let mut value = Some(value);
-        self.enter(&mut value, f).unwrap_or_else(|e| e.panic())
+        match self.enter(&mut value, f) {
+            Ok(out) => out,
+            Err(e) => e.panic(),
+        }
     }
 
     /// Swaps `held` into the thread's slot, runs `f`, and swaps it back, even if `f`
