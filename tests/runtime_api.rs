@@ -721,3 +721,24 @@ fn max_io_events_per_busy_tick_zero_is_an_error_and_one_serves_every_connection(
         });
     });
 }
+
+#[test]
+fn block_on_inside_block_on_panics_even_off_the_loops() {
+    test_body(|| {
+        let rt1 = multi();
+        let rt2 = multi();
+        let nested = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt1.block_on(async { rt2.block_on(async { "hello" }) })
+        }));
+        let payload = nested.unwrap_err();
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned());
+        assert!(msg.unwrap().starts_with("Cannot start a runtime from within a runtime"));
+        // Both runtimes are usable afterwards, and block_in_place lifts the rule.
+        assert_eq!(rt2.block_on(async { 1 }), 1);
+        let inner = rt1.block_on(async { task::block_in_place(|| rt2.block_on(async { 2 })) });
+        assert_eq!(inner, 2);
+    });
+}

@@ -850,3 +850,29 @@ fn panics_outside_a_runtime_point_at_the_caller() {
         file!()
     );
 }
+
+#[test]
+fn a_task_that_panics_is_dropped_while_the_panic_unwinds() {
+    test_body(|| {
+        struct Boom(Option<mpsc::Sender<bool>>);
+        impl std::future::Future for Boom {
+            type Output = ();
+            fn poll(self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+                panic!("boom");
+            }
+        }
+        impl Drop for Boom {
+            fn drop(&mut self) {
+                let _ = self.0.take().unwrap().send(thread::panicking());
+            }
+        }
+        let rt = multi();
+        let (tx, rx) = mpsc::channel();
+        let err = rt.block_on(rt.spawn(Boom(Some(tx)))).unwrap_err();
+        assert!(err.is_panic());
+        assert!(
+            rx.recv_timeout(WAIT).unwrap(),
+            "dropped during the unwinding, as tokio does"
+        );
+    });
+}

@@ -256,24 +256,61 @@ fn clear_stage<F: Future>(stage: &mut Stage<F>) -> Option<Box<dyn std::any::Any 
 unsafe fn poll<F: Future>(ptr: NonNull<Header>, cx: &mut Context<'_>) -> bool {
     // SAFETY: called by `Runnable::run` on the owner thread of a task not yet DONE.
     let stage = unsafe { stage::<F>(ptr) };
-    let Stage::Running(future) = stage else {
+    if !matches!(stage, Stage::Running(_)) {
         return true;
-    };
-    // SAFETY: the future lives in the heap block until the stage is replaced, and it
-    // is never moved out of it: it is pinned.
-    let future = unsafe { Pin::new_unchecked(future) };
-    let outcome = match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+    }
+    let place: *mut Stage<F> = stage;
+    let polled = catch_unwind(AssertUnwindSafe(|| {
+        // A future that panics is dropped while the panic unwinds, as tokio drops it:
+        // its destructor sees `thread::panicking()`.
+        let on_unwind = DropStageOnUnwind(place);
+        // SAFETY: the stage is `Running` (checked above) and nothing else touches it
+        // during the poll. The future lives in the heap block until the stage is
+        // replaced, and is never moved out of it: it is pinned.
+        let future = unsafe {
+            match &mut *place {
+                Stage::Running(future) => Pin::new_unchecked(future),
+                _ => unreachable!("checked to be Running"),
+            }
+        };
+        let polled = future.poll(cx);
+        mem::forget(on_unwind);
+        polled
+    }));
+    // SAFETY: the poll is over; the stage is this thread's again.
+    let stage = unsafe { &mut *place };
+    let outcome = match polled {
         Ok(Poll::Pending) => return false,
-        Ok(Poll::Ready(output)) => Ok(output),
+        Ok(Poll::Ready(output)) => {
+            // The outcome is decided: a panic from the finished future's destructor
+            // only goes to the log (as tokio ignores it).
+            if clear_stage(stage).is_some() {
+                tracing::warn!(target: "netloop::reactor", "a task's future panicked while being dropped");
+            }
+            Ok(output)
+        }
+        // The guard already dropped the future and left `Consumed`.
         Err(payload) => Err(payload),
     };
-    // The outcome is decided: a panic from the finished future's destructor only
-    // goes to the log (as tokio ignores it).
-    if clear_stage(stage).is_some() {
-        tracing::warn!(target: "netloop::reactor", "a task's future panicked while being dropped");
-    }
     *stage = Stage::Finished(outcome);
     true
+}
+
+/// Drops the stage in place if dropped itself, which only happens while a poll
+/// unwinds (it is forgotten otherwise).
+struct DropStageOnUnwind<F: Future>(*mut Stage<F>);
+
+impl<F: Future> Drop for DropStageOnUnwind<F> {
+    fn drop(&mut self) {
+        // SAFETY: the pointer is the stage of the task being polled, which the poll no
+        // longer uses (it is unwinding). The value is dropped once, then overwritten
+        // without being read. A panic from the destructor here, during unwinding,
+        // aborts the process, as any double panic does.
+        unsafe {
+            std::ptr::drop_in_place(self.0);
+            std::ptr::write(self.0, Stage::Consumed);
+        }
+    }
 }
 
 unsafe fn drop_stage<F: Future>(ptr: NonNull<Header>) -> bool {

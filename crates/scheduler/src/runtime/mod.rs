@@ -203,12 +203,13 @@ impl Handle {
     /// current-thread runtime the thread also drives the loop meanwhile.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        if EventLoopHandle::current().is_some() {
+        if EventLoopHandle::current().is_some() || IN_BLOCK_ON.get() {
             panic!(
                 "Cannot start a runtime from within a runtime. This happens because a function (like `block_on`) \
                  attempted to block the current thread while the thread is being used to drive asynchronous tasks."
             );
         }
+        let _blocking = InBlockOn::enter();
         let _context = context::set(self.clone());
         match self.inner.flavor {
             RuntimeFlavor::MultiThread => park_on(future),
@@ -360,6 +361,43 @@ impl Handle {
         }
         self.inner.blocking.shutdown(Some(wait));
     }
+}
+
+thread_local! {
+    /// True while this thread is inside a runtime's `block_on`: a nested one would
+    /// block the outer future's thread, so it panics (tokio's rule), also where the
+    /// outer one drives no loop (a multi-thread runtime's `block_on`).
+    static IN_BLOCK_ON: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the thread as inside `block_on` until dropped (also when the future panics).
+struct InBlockOn;
+
+impl InBlockOn {
+    fn enter() -> InBlockOn {
+        IN_BLOCK_ON.set(true);
+        InBlockOn
+    }
+}
+
+impl Drop for InBlockOn {
+    fn drop(&mut self) {
+        IN_BLOCK_ON.set(false);
+    }
+}
+
+/// Runs `f` as if outside `block_on` (for `block_in_place`, where blocking is the
+/// point): a `block_on` inside `f` is allowed. The mark is put back after, also on a
+/// panic.
+pub(crate) fn outside_block_on<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            IN_BLOCK_ON.set(self.0);
+        }
+    }
+    let _restore = Restore(IN_BLOCK_ON.replace(false));
+    f()
 }
 
 /// `block_on` for a thread that drives no loop: poll, park until woken, repeat.

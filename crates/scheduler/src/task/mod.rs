@@ -56,7 +56,7 @@ where
     if on_current_thread_loop || local::in_local_set() {
         panic!("can call blocking only when running on the multi-threaded runtime");
     }
-    f()
+    crate::runtime::outside_block_on(f)
 }
 
 /// Spawns `future` on a specific event loop, for life.
