@@ -84,3 +84,39 @@ fn start_paused_on_multi_thread_is_an_error() {
     let err = Builder::new_multi_thread().start_paused(true).build().unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
 }
+
+#[test]
+fn paused_time_does_not_jump_while_a_blocking_task_runs() {
+    netloop_tests::test_body(|| {
+        let rt = paused_runtime();
+        rt.block_on(async {
+            // The blocking task takes 50 ms of real time, far beyond the 1 ms timeout,
+            // but paused time must not jump to the timeout while it runs.
+            let out = time::timeout(
+                Duration::from_millis(1),
+                netloop::task::spawn_blocking(|| {
+                    std::thread::sleep(Duration::from_millis(50));
+                    7
+                }),
+            )
+            .await
+            .expect("time jumped past the timeout while the blocking task ran");
+            assert_eq!(out.unwrap(), 7);
+        });
+    });
+}
+
+#[test]
+fn paused_time_jumps_again_once_an_unawaited_blocking_task_ends() {
+    netloop_tests::test_body(|| {
+        let rt = paused_runtime();
+        let real = std::time::Instant::now();
+        rt.block_on(async {
+            let blocking = netloop::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(1)));
+            // Nobody awaits the handle yet: when the task ends, the loop may jump.
+            time::sleep(Duration::from_secs(3600)).await;
+            blocking.await.unwrap();
+        });
+        assert!(real.elapsed() < Duration::from_secs(10), "{:?}", real.elapsed());
+    });
+}

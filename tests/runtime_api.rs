@@ -742,3 +742,25 @@ fn block_on_inside_block_on_panics_even_off_the_loops() {
         assert_eq!(inner, 2);
     });
 }
+
+#[test]
+fn dropping_a_runtime_inside_block_on_panics() {
+    test_body(|| {
+        let outer = multi();
+        let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            outer.block_on(async {
+                drop(netloop::runtime::Builder::new_current_thread().build().unwrap());
+            })
+        }));
+        let payload = dropped.unwrap_err();
+        let msg = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert!(msg.starts_with("Cannot drop a runtime"), "{msg}");
+        // shutdown_background does not wait, so it is allowed there.
+        outer.block_on(async {
+            netloop::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .shutdown_background();
+        });
+    });
+}

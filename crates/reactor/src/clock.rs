@@ -74,6 +74,9 @@ pub struct Clock {
     frozen: AtomicU64,
     /// Nanos added to the monotonic clock while running (after a pause).
     offset: std::sync::atomic::AtomicI64,
+    /// Work in flight off the loop (blocking tasks) while paused: the loop does not
+    /// auto-advance while it is non-zero, since that work may still wake a timer's task.
+    inhibitors: std::sync::atomic::AtomicUsize,
 }
 
 /// Misuse of a [`Clock`].
@@ -153,6 +156,25 @@ impl Clock {
             .fetch_update(AcqRel, Acquire, |f| (f != 0).then(|| after(f, by)))
             .map(drop)
             .map_err(|_| ClockError::NotPaused)
+    }
+
+    /// Keeps the loop from auto-advancing paused time until the matching
+    /// [`allow_auto_advance`](Self::allow_auto_advance): work outside the loop (a
+    /// blocking task) is under way, and time must not jump past the timers waiting for
+    /// it. Real time still passes for that work; paused time does not.
+    pub fn inhibit_auto_advance(&self) {
+        self.inhibitors.fetch_add(1, AcqRel);
+    }
+
+    /// Ends one [`inhibit_auto_advance`](Self::inhibit_auto_advance). Wake the loop
+    /// afterwards: it may be waiting to advance.
+    pub fn allow_auto_advance(&self) {
+        self.inhibitors.fetch_sub(1, AcqRel);
+    }
+
+    /// True unless some work has inhibited auto-advance.
+    pub(crate) fn may_auto_advance(&self) -> bool {
+        self.inhibitors.load(Acquire) == 0
     }
 
     /// Moves frozen time forward to `deadline` (never back). The loop calls this when

@@ -339,7 +339,7 @@ impl Driver {
             let (before, timeout) = self.select_timeout(core, next_timer, limit);
             let polled = if self.has_tasks(core, extra_ready) {
                 None
-            } else if shared.clock.is_paused() && next_timer.is_some() {
+            } else if shared.clock.is_paused() && next_timer.is_some() && shared.clock.may_auto_advance() {
                 // Paused time: look at I/O without waiting; if nothing happened, jump
                 // to the next timer (tokio's auto-advance).
                 let polled = self.selector.select(Some(Duration::ZERO));

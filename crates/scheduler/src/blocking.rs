@@ -1,6 +1,7 @@
 //! `spawn_blocking`'s thread pool: grows on demand up to `max_blocking_threads`;
 //! idle threads leave after `thread_keep_alive`.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
@@ -167,12 +168,40 @@ impl BlockingPool {
     }
 }
 
+/// Work a blocking task left to run after its run is over.
+type AfterRun = Vec<Box<dyn FnOnce()>>;
+
+thread_local! {
+    /// On a pool thread: what the task being run asked to do once its run is over.
+    static AFTER_RUN: RefCell<Option<AfterRun>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` once the blocking task running on this thread is over: its output published
+/// and its handle's task woken. Off the pool's threads, `f` runs at once.
+pub(crate) fn after_this_task(f: impl FnOnce() + 'static) {
+    let mut f: Option<Box<dyn FnOnce()>> = Some(Box::new(f));
+    let _ = AFTER_RUN.try_with(|after| {
+        if let Some(list) = after.borrow_mut().as_mut() {
+            list.extend(f.take());
+        }
+    });
+    // Not deferred (not a pool thread, or its thread-locals are gone): now.
+    if let Some(f) = f {
+        f();
+    }
+}
+
 fn work(inner: &Inner) {
+    AFTER_RUN.set(Some(Vec::new()));
     let mut st = inner.state.lock().unwrap_or_else(|e| e.into_inner());
     loop {
         if let Some(r) = st.queue.pop_front() {
             drop(st);
             r.run();
+            let after = AFTER_RUN.with(|after| after.borrow_mut().as_mut().map(std::mem::take).unwrap_or_default());
+            for f in after {
+                f();
+            }
             st = inner.state.lock().unwrap_or_else(|e| e.into_inner());
             continue;
         }

@@ -22,10 +22,10 @@ use super::{TcpListener, TcpStream};
 /// stream or a listener, so creating and configuring it needs no runtime.
 ///
 /// ```
-/// # #[netloop::main(flavor = "current_thread")]
-/// # async fn main() -> std::io::Result<()> {
-/// use netloop::net::TcpSocket;
+/// use netloop_net::TcpSocket;
 ///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # rt.block_on(async {
 /// let socket = TcpSocket::new_v4()?;
 /// socket.set_reuseaddr(true)?;
 /// socket.bind("127.0.0.1:0".parse().unwrap())?;
@@ -35,8 +35,9 @@ use super::{TcpListener, TcpStream};
 /// client.set_nodelay(true)?;
 /// let stream = client.connect(listener.local_addr()?).await?;
 /// assert!(stream.nodelay()?);
-/// # Ok(())
-/// # }
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct TcpSocket {
     inner: Socket,

@@ -196,7 +196,21 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.inner.blocking.spawn(f)
+        // With time paused, the loop must not jump to its next timer while the closure
+        // runs: the closure may be what that timer's task is waiting for.
+        let paused_loop = match self.inner.flavor {
+            RuntimeFlavor::CurrentThread => self.inner.group.get(0).filter(|l| l.clock().is_paused()).cloned(),
+            RuntimeFlavor::MultiThread => None,
+        };
+        let Some(event_loop) = paused_loop else {
+            return self.inner.blocking.spawn(f);
+        };
+        event_loop.clock().inhibit_auto_advance();
+        let allow = AllowAutoAdvance(Some(event_loop));
+        self.inner.blocking.spawn(move || {
+            let _allow = allow;
+            f()
+        })
     }
 
     /// Runs `future` to completion on this thread, in this runtime's context. On a
@@ -368,6 +382,26 @@ thread_local! {
     /// block the outer future's thread, so it panics (tokio's rule), also where the
     /// outer one drives no loop (a multi-thread runtime's `block_on`).
     static IN_BLOCK_ON: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Ends a blocking task's hold on auto-advance when dropped (also if it panics, or is
+/// never run), and wakes the loop to look again.
+///
+/// On a blocking-pool thread the release waits until the task has published its output
+/// and woken its handle's task: released before, the loop could find nothing to run
+/// and jump past the timer of a task about to get the output.
+struct AllowAutoAdvance(Option<EventLoopHandle>);
+
+impl Drop for AllowAutoAdvance {
+    fn drop(&mut self) {
+        if let Some(event_loop) = self.0.take() {
+            crate::blocking::after_this_task(move || {
+                event_loop.clock().allow_auto_advance();
+                // Only a wake-up: a loop that has shut down needs none.
+                let _ = event_loop.execute(|| {});
+            });
+        }
+    }
 }
 
 /// Marks the thread as inside `block_on` until dropped (also when the future panics).
@@ -589,9 +623,20 @@ impl Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        if !self.shut_down {
-            self.handle.shutdown(None);
+        if self.shut_down {
+            return;
         }
+        // Dropping waits for the loops to stop: not where the thread runs async code
+        // (inside `block_on`, or on another runtime's loop), as on tokio. Its own loop
+        // is the exception: there the drop does not wait (see `shutdown`).
+        let on_other_loop = EventLoopHandle::current().is_some_and(|l| !self.handle.inner.group.contains(&l));
+        if (IN_BLOCK_ON.get() || on_other_loop) && !thread::panicking() {
+            panic!(
+                "Cannot drop a runtime in a context where blocking is not allowed. \
+                 This happens when a runtime is dropped from within an asynchronous context."
+            );
+        }
+        self.handle.shutdown(None);
     }
 }
 
