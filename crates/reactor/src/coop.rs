@@ -68,14 +68,14 @@ pub fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
 #[inline]
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     CURRENT.with(|c| match c.get() {
-        None => Poll::Ready(RestoreOnPending(None)),
+        None => Poll::Ready(RestoreOnPending(Cell::new(None))),
         Some(0) => {
             cx.waker().wake_by_ref();
             Poll::Pending
         }
         Some(n) => {
             c.set(Some(n - 1));
-            Poll::Ready(RestoreOnPending(Some(n)))
+            Poll::Ready(RestoreOnPending(Cell::new(Some(n))))
         }
     })
 }
@@ -88,20 +88,21 @@ pub fn has_budget_remaining() -> bool {
 /// Gives a budget unit back on drop unless the operation made progress.
 #[derive(Debug)]
 #[must_use = "call made_progress() when the operation did work"]
-pub struct RestoreOnPending(Option<u8>);
+pub struct RestoreOnPending(Cell<Option<u8>>);
 
 impl RestoreOnPending {
-    /// The operation did work: keep the unit spent.
+    /// The operation did work: keep the unit spent. Takes `&self`, as tokio's does, so
+    /// an operation that loops may report progress more than once.
     #[inline]
-    pub fn made_progress(mut self) {
-        self.0 = None;
+    pub fn made_progress(&self) {
+        self.0.set(None);
     }
 }
 
 impl Drop for RestoreOnPending {
     #[inline]
     fn drop(&mut self) {
-        if let Some(n) = self.0 {
+        if let Some(n) = self.0.get() {
             let _ = CURRENT.try_with(|c| c.set(Some(n)));
         }
     }

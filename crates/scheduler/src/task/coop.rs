@@ -39,7 +39,7 @@ pub async fn consume_budget() {
         if status.is_ready() {
             return status;
         }
-        status = poll_proceed(cx).map(RestoreOnPending::made_progress);
+        status = poll_proceed(cx).map(|coop| coop.made_progress());
         status
     })
     .await

@@ -4,13 +4,21 @@
 //! The traits *are* tokio's (`tokio::io::AsyncRead`, ...), re-exported from tokio built
 //! with only its `io-util` feature (no tokio runtime, net or time code is compiled in).
 //! netloop's sockets implement them, so hyper, tokio-util codecs and friends run on
-//! netloop unchanged.
+//! netloop unchanged. The utilities that never wait on a socket (`repeat`, `sink`,
+//! `empty`, `duplex`, `simplex`, the `copy` family) are netloop's own, so that they
+//! spend netloop's cooperative budget (see `util`).
 
 pub use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt,
-    BufReader, BufStream, BufWriter, DuplexStream, Empty, Error, ErrorKind, Join, Lines, ReadBuf, ReadHalf, Repeat,
-    Result, SeekFrom, Sink, Split, Take, WriteHalf, copy, copy_bidirectional, copy_bidirectional_with_sizes, copy_buf,
-    duplex, empty, join, repeat, simplex, sink, split,
+    BufReader, BufStream, BufWriter, Error, ErrorKind, Join, Lines, ReadBuf, ReadHalf, Result, SeekFrom, Split, Take,
+    WriteHalf, join, split,
+};
+
+mod util;
+
+pub use util::{
+    DuplexStream, Empty, Repeat, SimplexStream, Sink, copy, copy_bidirectional, copy_bidirectional_with_sizes,
+    copy_buf, duplex, empty, repeat, simplex, sink,
 };
 
 pub use netloop_reactor::io::Ready;

@@ -1,0 +1,109 @@
+//! `empty`: a reader at end of file, a writer that discards, a seek that stays at 0.
+
+use std::fmt;
+use std::io::{self, SeekFrom};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
+
+use super::spend_budget;
+
+/// Always at end of file for reads, accepts and discards writes, and seeks to 0
+/// (tokio's `io::Empty`). Created by [`empty`].
+pub struct Empty {
+    _private: (),
+}
+
+/// A reader with nothing in it (every read returns 0 bytes) that is also a writer
+/// discarding everything, and a seekable stream always at position 0.
+///
+/// Every operation spends a unit of the task's cooperative budget, so a loop on it
+/// still lets the other tasks of its loop run.
+///
+/// ```
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # rt.block_on(async {
+/// use netloop_net::io::AsyncReadExt;
+/// let mut out = Vec::new();
+/// assert_eq!(netloop_net::io::empty().read_to_end(&mut out).await?, 0);
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn empty() -> Empty {
+    Empty { _private: () }
+}
+
+impl AsyncRead for Empty {
+    #[inline]
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, _: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        ready!(spend_budget(cx));
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncBufRead for Empty {
+    #[inline]
+    fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
+        ready!(spend_budget(cx));
+        Poll::Ready(Ok(&[]))
+    }
+
+    #[inline]
+    fn consume(self: Pin<&mut Self>, _: usize) {}
+}
+
+impl AsyncWrite for Empty {
+    #[inline]
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        ready!(spend_budget(cx));
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    #[inline]
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        ready!(spend_budget(cx));
+        Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()))
+    }
+
+    #[inline]
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(spend_budget(cx));
+        Poll::Ready(Ok(()))
+    }
+
+    #[inline]
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(spend_budget(cx));
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncSeek for Empty {
+    #[inline]
+    fn start_seek(self: Pin<&mut Self>, _position: SeekFrom) -> io::Result<()> {
+        Ok(())
+    }
+
+    #[inline]
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        ready!(spend_budget(cx));
+        Poll::Ready(Ok(0))
+    }
+}
+
+impl fmt::Debug for Empty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad("Empty { .. }")
+    }
+}

@@ -1,0 +1,46 @@
+//! `repeat`: a reader that yields one byte forever.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use bytes::BufMut;
+use tokio::io::{AsyncRead, ReadBuf};
+
+use super::spend_budget;
+
+/// A reader that fills every buffer with one byte, forever (tokio's `io::Repeat`).
+/// Created by [`repeat`].
+#[derive(Debug)]
+pub struct Repeat {
+    byte: u8,
+}
+
+/// A reader that yields `byte` endlessly; each read fills the whole buffer.
+///
+/// Every read spends a unit of the task's cooperative budget, so a loop that reads it
+/// forever still lets the other tasks of its loop run.
+///
+/// ```
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # rt.block_on(async {
+/// use netloop_net::io::AsyncReadExt;
+/// let mut buf = [0u8; 3];
+/// netloop_net::io::repeat(7).read_exact(&mut buf).await?;
+/// assert_eq!(buf, [7, 7, 7]);
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn repeat(byte: u8) -> Repeat {
+    Repeat { byte }
+}
+
+impl AsyncRead for Repeat {
+    #[inline]
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        ready!(spend_budget(cx));
+        buf.put_bytes(self.byte, buf.remaining());
+        Poll::Ready(Ok(()))
+    }
+}
