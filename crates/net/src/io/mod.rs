@@ -14,7 +14,16 @@ pub use tokio::io::{
     WriteHalf, join, split,
 };
 
+mod async_fd;
 mod util;
+
+/// Unix-only I/O: [`AsyncFd`](unix::AsyncFd), readiness for any file descriptor.
+pub mod unix {
+    #[doc(hidden)]
+    #[allow(deprecated)]
+    pub use super::async_fd::AsyncFdTryNewError;
+    pub use super::async_fd::{AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdRegisterError, TryIoError};
+}
 
 pub use util::{
     DuplexStream, Empty, Repeat, SimplexStream, Sink, copy, copy_bidirectional, copy_bidirectional_with_sizes,
@@ -23,17 +32,25 @@ pub use util::{
 
 pub use netloop_reactor::io::Ready;
 
+use std::fmt;
 use std::ops;
 
-/// Readiness to wait for (tokio's `io::Interest`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+/// Readiness to wait for (tokio's `io::Interest`): what a registration asks the OS to
+/// report, and what a readiness wait waits for.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Interest(u8);
 
 impl Interest {
-    /// Readable.
-    pub const READABLE: Interest = Interest(0b01);
+    /// Readable (data, end of file, a connection to accept).
+    pub const READABLE: Interest = Interest(0b0001);
     /// Writable.
-    pub const WRITABLE: Interest = Interest(0b10);
+    pub const WRITABLE: Interest = Interest(0b0010);
+    /// Priority data (`EPOLLPRI`: TCP out-of-band data, a change on a `/proc` or sysfs
+    /// file). Linux and Android.
+    pub const PRIORITY: Interest = Interest(0b0100);
+    /// Errors (the OS always reports them; with this interest alone a wait returns
+    /// only for an error, such as one queued by `MSG_ERRQUEUE` timestamping).
+    pub const ERROR: Interest = Interest(0b1000);
 
     /// True if readable interest is included.
     pub const fn is_readable(self) -> bool {
@@ -45,9 +62,82 @@ impl Interest {
         self.0 & Interest::WRITABLE.0 != 0
     }
 
+    /// True if priority interest is included.
+    pub const fn is_priority(self) -> bool {
+        self.0 & Interest::PRIORITY.0 != 0
+    }
+
+    /// True if error interest is included.
+    pub const fn is_error(self) -> bool {
+        self.0 & Interest::ERROR.0 != 0
+    }
+
     /// Both interests.
     pub const fn add(self, other: Interest) -> Interest {
         Interest(self.0 | other.0)
+    }
+
+    /// `self` without `other`; `None` if nothing is left (an interest is never empty).
+    pub fn remove(self, other: Interest) -> Option<Interest> {
+        let left = self.0 & !other.0;
+        (left != 0).then_some(Interest(left))
+    }
+
+    /// The mio interest to register with. mio has no error interest (errors are
+    /// always reported) and no empty one, so error alone registers as readable; the
+    /// readable events are then filtered out by [`ready_mask`](Self::ready_mask).
+    pub(crate) fn to_mio(self) -> mio::Interest {
+        let mut mio: Option<mio::Interest> = None;
+        let mut add = |i: mio::Interest| mio = Some(mio.map_or(i, |m| m | i));
+        if self.is_readable() || self.is_error() {
+            add(mio::Interest::READABLE);
+        }
+        if self.is_writable() {
+            add(mio::Interest::WRITABLE);
+        }
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if self.is_priority() {
+            add(mio::Interest::PRIORITY);
+        }
+        mio.unwrap_or(mio::Interest::READABLE)
+    }
+
+    /// The readiness bits that answer this interest.
+    pub(crate) fn ready_mask(self) -> Ready {
+        let mut mask = Ready::EMPTY;
+        if self.is_readable() {
+            mask |= Ready::READABLE | Ready::READ_CLOSED;
+        }
+        if self.is_writable() {
+            mask |= Ready::WRITABLE | Ready::WRITE_CLOSED;
+        }
+        if self.is_priority() {
+            mask |= Ready::PRIORITY | Ready::READ_CLOSED;
+        }
+        if self.is_error() {
+            mask |= Ready::ERROR;
+        }
+        mask
+    }
+}
+
+impl fmt::Debug for Interest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = [
+            (self.is_readable(), "READABLE"),
+            (self.is_writable(), "WRITABLE"),
+            (self.is_priority(), "PRIORITY"),
+            (self.is_error(), "ERROR"),
+        ];
+        let mut first = true;
+        for (_, name) in names.iter().filter(|(set, _)| *set) {
+            if !first {
+                f.write_str(" | ")?;
+            }
+            f.write_str(name)?;
+            first = false;
+        }
+        Ok(())
     }
 }
 

@@ -20,8 +20,11 @@ impl Ready {
     pub const WRITE_CLOSED: Ready = Ready(0b0_1000);
     /// An error is pending on the socket.
     pub const ERROR: Ready = Ready(0b1_0000);
+    /// Priority data is waiting (`EPOLLPRI`: TCP out-of-band data, a change on a
+    /// `/proc` or sysfs file); only reported to a registration with priority interest.
+    pub const PRIORITY: Ready = Ready(0b10_0000);
     /// Every readiness bit.
-    pub const ALL: Ready = Ready(0b1_1111);
+    pub const ALL: Ready = Ready(0b11_1111);
 
     pub(crate) const fn from_bits(bits: u8) -> Ready {
         Ready(bits & Ready::ALL.0)
@@ -47,6 +50,9 @@ impl Ready {
         }
         if event.is_error() {
             r |= Ready::ERROR;
+        }
+        if event.is_priority() {
+            r |= Ready::PRIORITY;
         }
         r
     }
@@ -74,6 +80,10 @@ impl Ready {
     /// True if an error is pending.
     pub fn is_error(self) -> bool {
         self.contains(Ready::ERROR)
+    }
+    /// True if priority data is waiting.
+    pub fn is_priority(self) -> bool {
+        self.contains(Ready::PRIORITY)
     }
     /// True if every bit of `other` is set in `self`.
     pub fn contains(self, other: Ready) -> bool {
@@ -113,6 +123,7 @@ impl fmt::Debug for Ready {
             .field("read_closed", &self.is_read_closed())
             .field("write_closed", &self.is_write_closed())
             .field("error", &self.is_error())
+            .field("priority", &self.is_priority())
             .finish()
     }
 }
@@ -120,7 +131,7 @@ impl fmt::Debug for Ready {
 /// Which half of a registration an operation waits on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
-    /// Reads (and accepts).
+    /// Reads (and accepts), and priority data.
     Read,
     /// Writes (and connects).
     Write,
@@ -131,7 +142,7 @@ impl Direction {
     /// error is in both: the operation then returns the socket's error.
     pub(crate) fn mask(self) -> Ready {
         match self {
-            Direction::Read => Ready::READABLE | Ready::READ_CLOSED | Ready::ERROR,
+            Direction::Read => Ready::READABLE | Ready::READ_CLOSED | Ready::ERROR | Ready::PRIORITY,
             Direction::Write => Ready::WRITABLE | Ready::WRITE_CLOSED | Ready::ERROR,
         }
     }
