@@ -2,7 +2,9 @@
 
 use std::io;
 
-use netloop_reactor::io::PollEvented;
+use std::task::Poll;
+
+use netloop_reactor::io::{Direction, PollEvented, Ready};
 
 /// Registers `source` now, with the loop driving this thread, else the runtime's next.
 ///
@@ -15,4 +17,38 @@ pub(crate) fn register<S: mio::event::Source>(source: S, interest: mio::Interest
         Ok(event_loop) => event_loop.register(source, interest),
         Err(no_runtime) => panic!("{no_runtime}"),
     }
+}
+
+/// Waits for any readiness in `interest` on `io` and returns all of it that is ready
+/// (the `ready` of every socket type). Several tasks may wait at once; each is woken by
+/// the next event.
+pub(crate) async fn ready<S: mio::event::Source>(
+    io: &PollEvented<S>,
+    interest: crate::io::Interest,
+) -> io::Result<Ready> {
+    std::future::poll_fn(|cx| {
+        let mut ready = Ready::EMPTY;
+        for (wanted, direction) in [
+            (interest.is_readable(), Direction::Read),
+            (interest.is_writable(), Direction::Write),
+        ] {
+            if wanted && let Poll::Ready(event) = io.poll_ready_shared(cx, direction) {
+                ready |= event?.ready;
+            }
+        }
+        if ready.is_empty() {
+            Poll::Pending
+        } else {
+            Poll::Ready(Ok(ready))
+        }
+    })
+    .await
+}
+
+/// Waits until `io` is ready in `direction` (the `readable` and `writable` of every
+/// socket type; may be spurious). Several tasks may wait at once.
+pub(crate) async fn ready_for<S: mio::event::Source>(io: &PollEvented<S>, direction: Direction) -> io::Result<()> {
+    std::future::poll_fn(|cx| io.poll_ready_shared(cx, direction))
+        .await
+        .map(drop)
 }

@@ -108,37 +108,17 @@ impl UdpSocket {
 
     /// Waits for any of `interest`; several tasks may wait at once.
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        poll_fn(|cx| {
-            let mut ready = Ready::EMPTY;
-            for (wanted, direction) in [
-                (interest.is_readable(), Direction::Read),
-                (interest.is_writable(), Direction::Write),
-            ] {
-                if wanted && let Poll::Ready(ev) = self.io.poll_ready_shared(cx, direction) {
-                    ready |= ev?.ready;
-                }
-            }
-            if ready.is_empty() {
-                Poll::Pending
-            } else {
-                Poll::Ready(Ok(ready))
-            }
-        })
-        .await
+        crate::registration::ready(&self.io, interest).await
     }
 
     /// Waits until a datagram may be read (may be spurious).
     pub async fn readable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.io.poll_ready_shared(cx, Direction::Read))
-            .await
-            .map(drop)
+        crate::registration::ready_for(&self.io, Direction::Read).await
     }
 
     /// Waits until a datagram may be sent.
     pub async fn writable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.io.poll_ready_shared(cx, Direction::Write))
-            .await
-            .map(drop)
+        crate::registration::ready_for(&self.io, Direction::Write).await
     }
 
     /// Polls for read readiness (only the last waker is woken).

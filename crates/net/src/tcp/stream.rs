@@ -151,40 +151,18 @@ impl TcpStream {
     /// Waits for any of `interest` and returns everything of it that is ready. Several
     /// tasks may wait at once; each is woken by the next event.
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        poll_fn(|cx| {
-            let mut ready = Ready::EMPTY;
-            if interest.is_readable()
-                && let Poll::Ready(ev) = self.io.poll_ready_shared(cx, Direction::Read)
-            {
-                ready |= ev?.ready;
-            }
-            if interest.is_writable()
-                && let Poll::Ready(ev) = self.io.poll_ready_shared(cx, Direction::Write)
-            {
-                ready |= ev?.ready;
-            }
-            if ready.is_empty() {
-                Poll::Pending
-            } else {
-                Poll::Ready(Ok(ready))
-            }
-        })
-        .await
+        crate::registration::ready(&self.io, interest).await
     }
 
     /// Waits until the stream is readable (may be spurious: `try_read` may still say
     /// `WouldBlock`).
     pub async fn readable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.io.poll_ready_shared(cx, Direction::Read))
-            .await
-            .map(drop)
+        crate::registration::ready_for(&self.io, Direction::Read).await
     }
 
     /// Waits until the stream is writable.
     pub async fn writable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.io.poll_ready_shared(cx, Direction::Write))
-            .await
-            .map(drop)
+        crate::registration::ready_for(&self.io, Direction::Write).await
     }
 
     /// Polls for read readiness.
