@@ -14,8 +14,10 @@ mod registration;
 mod serve;
 pub mod tcp;
 mod udp;
+pub mod unix;
 
 pub use addr::{ToSocketAddrs, lookup_host};
 pub use serve::{ACCEPTS_PER_EVENT, EXHAUSTION_PAUSE, Serve, serve};
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
+pub use unix::UnixDatagram;

@@ -215,21 +215,13 @@ impl UdpSocket {
 
     /// Runs `f` once if `interest` is ready, clearing readiness on `WouldBlock`.
     pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        let direction = if interest.is_readable() {
-            Direction::Read
-        } else {
-            Direction::Write
-        };
+        let direction = interest.direction();
         self.io.try_io(direction, |_| f())
     }
 
     /// Runs `f` whenever `interest` is ready until it does not fail with `WouldBlock`.
     pub async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
-        let direction = if interest.is_readable() {
-            Direction::Read
-        } else {
-            Direction::Write
-        };
+        let direction = interest.direction();
         poll_fn(|cx| self.io.poll_io_shared(cx, direction, |_| f())).await
     }
 

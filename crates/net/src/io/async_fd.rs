@@ -306,13 +306,13 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Runs `f` once if the descriptor was last seen ready for `interest`; otherwise,
     /// or if `f` returns `WouldBlock` (which clears the readiness), `WouldBlock`.
     pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce(&T) -> io::Result<R>) -> io::Result<R> {
-        self.io.try_io(direction_of(interest), |_| f(self.get_ref()))
+        self.io.try_io(interest.direction(), |_| f(self.get_ref()))
     }
 
     /// [`try_io`](Self::try_io) with mutable access to the object.
     pub fn try_io_mut<R>(&mut self, interest: Interest, f: impl FnOnce(&mut T) -> io::Result<R>) -> io::Result<R> {
         let inner = self.inner.as_mut().expect("present until into_inner");
-        self.io.try_io(direction_of(interest), |_| f(inner))
+        self.io.try_io(interest.direction(), |_| f(inner))
     }
 
     /// Ready when a readiness in `interest` is there, masked to `interest`. An event
@@ -357,16 +357,6 @@ impl<T: AsRawFd> AsyncFd<T> {
                 self.io.clear_readiness(event);
             }
         }
-    }
-}
-
-/// The direction whose readiness `interest` is about (readable, priority and error
-/// wait on the read side).
-fn direction_of(interest: Interest) -> Direction {
-    if interest.is_writable() && !interest.is_readable() && !interest.is_priority() {
-        Direction::Write
-    } else {
-        Direction::Read
     }
 }
 

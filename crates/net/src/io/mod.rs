@@ -102,6 +102,16 @@ impl Interest {
         mio.unwrap_or(mio::Interest::READABLE)
     }
 
+    /// The side of a registration an operation of this interest waits on: the read
+    /// side if it reads at all (priority data and errors are reported there too).
+    pub(crate) fn direction(self) -> netloop_reactor::io::Direction {
+        if self.is_readable() || self.is_priority() || self.is_error() {
+            netloop_reactor::io::Direction::Read
+        } else {
+            netloop_reactor::io::Direction::Write
+        }
+    }
+
     /// The readiness bits that answer this interest.
     pub(crate) fn ready_mask(self) -> Ready {
         let mut mask = Ready::EMPTY;

@@ -197,7 +197,7 @@ impl TcpStream {
 
     /// Runs `f` once if `interest` is ready, clearing readiness on `WouldBlock`.
     pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        self.io.try_io(direction_of(interest), |_| f())
+        self.io.try_io(interest.direction(), |_| f())
     }
 
     /// Receives data without removing it from the queue.
@@ -228,7 +228,7 @@ impl TcpStream {
     /// `WouldBlock` (which clears the readiness and waits again): tokio's way to run a
     /// custom operation (a `recvmsg`, a `sendfile`) on the stream's socket.
     pub async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
-        let direction = direction_of(interest);
+        let direction = interest.direction();
         poll_fn(|cx| self.io.poll_io_shared(cx, direction, |_| f())).await
     }
 
@@ -320,15 +320,6 @@ impl TcpStream {
             Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
             r => r,
         }
-    }
-}
-
-/// The readiness an operation of `interest` waits for: reading if it reads at all.
-fn direction_of(interest: Interest) -> Direction {
-    if interest.is_readable() {
-        Direction::Read
-    } else {
-        Direction::Write
     }
 }
 
