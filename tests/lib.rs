@@ -105,3 +105,22 @@ pub fn is_default_loop_name(name: &str) -> bool {
             if group.parse::<usize>().is_ok() && index.parse::<usize>().is_ok()
     )
 }
+
+/// A fresh path for a Unix socket in the temp dir, unique per process and name,
+/// removed when dropped (a socket file outlives its socket).
+pub struct TempPath(pub std::path::PathBuf);
+
+impl TempPath {
+    /// A path for `name`; anything already there is removed.
+    pub fn new(name: &str) -> TempPath {
+        let path = std::env::temp_dir().join(format!("netloop-{}-{name}.sock", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        TempPath(path)
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

@@ -3,24 +3,7 @@
 use std::io::ErrorKind;
 
 use netloop::net::UnixDatagram;
-use netloop_tests::{current, multi, test_body};
-
-/// A fresh socket path in the temp dir, removed when dropped.
-struct TempPath(std::path::PathBuf);
-
-impl TempPath {
-    fn new(name: &str) -> TempPath {
-        let path = std::env::temp_dir().join(format!("netloop-{}-{}-{name}.sock", std::process::id(), line!()));
-        let _ = std::fs::remove_file(&path);
-        TempPath(path)
-    }
-}
-
-impl Drop for TempPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use netloop_tests::{TempPath, current, multi, test_body};
 
 #[test]
 fn pair_send_recv_and_try_forms() {
@@ -45,7 +28,7 @@ fn pair_send_recv_and_try_forms() {
 fn bound_sockets_send_to_and_recv_from_by_path_and_a_path_in_use_is_an_error() {
     test_body(|| {
         multi().block_on(async {
-            let (pa, pb) = (TempPath::new("a"), TempPath::new("b"));
+            let (pa, pb) = (TempPath::new("dgram-a"), TempPath::new("dgram-b"));
             let a = UnixDatagram::bind(&pa.0).unwrap();
             let b = UnixDatagram::bind(&pb.0).unwrap();
             assert_eq!(UnixDatagram::bind(&pa.0).unwrap_err().kind(), ErrorKind::AddrInUse);

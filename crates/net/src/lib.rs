@@ -8,6 +8,8 @@
 
 #![deny(missing_docs)]
 
+#[macro_use]
+mod byte_stream;
 mod addr;
 pub mod io;
 mod registration;
@@ -20,4 +22,4 @@ pub use addr::{ToSocketAddrs, lookup_host};
 pub use serve::{ACCEPTS_PER_EVENT, EXHAUSTION_PAUSE, Serve, serve};
 pub use tcp::{TcpListener, TcpSocket, TcpStream};
 pub use udp::UdpSocket;
-pub use unix::UnixDatagram;
+pub use unix::{UnixDatagram, UnixListener, UnixStream};

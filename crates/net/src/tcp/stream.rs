@@ -2,22 +2,18 @@
 
 use std::fmt;
 use std::future::poll_fn;
-use std::io::{self, IoSlice, IoSliceMut, Read, Write};
-use std::net::{Shutdown, SocketAddr};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
-use std::pin::Pin;
+use std::io;
+use std::net::SocketAddr;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use bytes::BufMut;
 use netloop_reactor::EventLoopHandle;
 use netloop_reactor::io::{Direction, PollEvented, Ready};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::ReadBuf;
 
-use super::split::{ReadHalf, WriteHalf};
-use super::split_owned::{OwnedReadHalf, OwnedWriteHalf};
+use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use crate::addr::ToSocketAddrs;
-use crate::io::Interest;
 use crate::registration::register;
 
 /// A TCP connection (tokio's `net::TcpStream`).
@@ -148,58 +144,6 @@ impl TcpStream {
         self.io.get_ref().ttl()
     }
 
-    /// Waits for any of `interest` and returns everything of it that is ready. Several
-    /// tasks may wait at once; each is woken by the next event.
-    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        crate::registration::ready(&self.io, interest).await
-    }
-
-    /// Waits until the stream is readable (may be spurious: `try_read` may still say
-    /// `WouldBlock`).
-    pub async fn readable(&self) -> io::Result<()> {
-        crate::registration::ready_for(&self.io, Direction::Read).await
-    }
-
-    /// Waits until the stream is writable.
-    pub async fn writable(&self) -> io::Result<()> {
-        crate::registration::ready_for(&self.io, Direction::Write).await
-    }
-
-    /// Polls for read readiness.
-    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_read_ready(cx).map_ok(drop)
-    }
-
-    /// Polls for write readiness.
-    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_write_ready(cx).map_ok(drop)
-    }
-
-    /// Reads without waiting; `WouldBlock` if nothing is there.
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_io(Direction::Read, |s| (&*s).read(buf))
-    }
-
-    /// Vectored `try_read`.
-    pub fn try_read_vectored(&self, bufs: &mut [IoSliceMut<'_>]) -> io::Result<usize> {
-        self.io.try_io(Direction::Read, |s| (&*s).read_vectored(bufs))
-    }
-
-    /// Writes without waiting; `WouldBlock` if the send buffer is full.
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.try_io(Direction::Write, |s| (&*s).write(buf))
-    }
-
-    /// Vectored `try_write` (one `writev`).
-    pub fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        self.io.try_io(Direction::Write, |s| (&*s).write_vectored(bufs))
-    }
-
-    /// Runs `f` once if `interest` is ready, clearing readiness on `WouldBlock`.
-    pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        self.io.try_io(interest.direction(), |_| f())
-    }
-
     /// Receives data without removing it from the queue.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.peek(buf))).await
@@ -211,30 +155,6 @@ impl TcpStream {
         let n = ready!(self.io.poll_read_io(cx, |s| s.peek(buf.initialize_unfilled())))?;
         buf.advance(n);
         Poll::Ready(Ok(n))
-    }
-
-    /// Reads without waiting into `buf`'s spare capacity, advancing it; `WouldBlock` if
-    /// nothing is there. One `read` of at most 16 KiB, through a buffer on the stack
-    /// (so no uninitialised memory is handed to the OS).
-    pub fn try_read_buf<B: BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        let mut chunk = [0u8; TRY_READ_BUF_CHUNK];
-        let want = buf.remaining_mut().min(TRY_READ_BUF_CHUNK);
-        let n = self.try_read(&mut chunk[..want])?;
-        buf.put_slice(&chunk[..n]);
-        Ok(n)
-    }
-
-    /// Runs `f` whenever `interest` is ready, until it does not fail with
-    /// `WouldBlock` (which clears the readiness and waits again): tokio's way to run a
-    /// custom operation (a `recvmsg`, a `sendfile`) on the stream's socket.
-    pub async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
-        let direction = interest.direction();
-        poll_fn(|cx| self.io.poll_io_shared(cx, direction, |_| f())).await
-    }
-
-    /// Takes the socket's pending error (`SO_ERROR`), if any.
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.get_ref().take_error()
     }
 
     /// Sets `SO_LINGER` to zero: closing the stream then resets the connection (the
@@ -251,80 +171,11 @@ impl TcpStream {
     /// Splits into owned halves that may go to different tasks; `reunite` puts them
     /// back together. Dropping the write half shuts down the write direction.
     pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-        super::split_owned::split_owned(self)
+        super::split::split_owned(self)
     }
 
-    pub(crate) fn poll_read_priv(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        loop {
-            let ev = ready!(self.io.poll_read_ready(cx))?;
-            let unfilled = buf.initialize_unfilled();
-            let len = unfilled.len();
-            match self.io.get_ref().read(unfilled) {
-                Ok(n) => {
-                    // A short read means the socket is drained: forget the readiness
-                    // now rather than pay for a WouldBlock read.
-                    if n > 0 && n < len {
-                        self.io.clear_readiness(ev);
-                    }
-                    buf.advance(n);
-                    return Poll::Ready(Ok(()));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.io.clear_readiness(ev),
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
-    }
-
-    pub(crate) fn poll_write_priv(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.poll_write_with(cx, Some(buf.len()), |s| (&*s).write(buf))
-    }
-
-    pub(crate) fn poll_write_vectored_priv(
-        &self,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        // No short-write shortcut here: `writev` takes at most IOV_MAX slices, so a
-        // short vectored write does not mean the send buffer is full.
-        self.poll_write_with(cx, None, |s| (&*s).write_vectored(bufs))
-    }
-
-    fn poll_write_with(
-        &self,
-        cx: &mut Context<'_>,
-        short_write_means_full: Option<usize>,
-        mut op: impl FnMut(&mio::net::TcpStream) -> io::Result<usize>,
-    ) -> Poll<io::Result<usize>> {
-        loop {
-            let ev = ready!(self.io.poll_write_ready(cx))?;
-            match op(self.io.get_ref()) {
-                Ok(n) => {
-                    // A short plain write means the send buffer is full.
-                    if let Some(len) = short_write_means_full
-                        && n > 0
-                        && n < len
-                    {
-                        self.io.clear_readiness(ev);
-                    }
-                    return Poll::Ready(Ok(n));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.io.clear_readiness(ev),
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
-    }
-
-    pub(crate) fn shutdown_write(&self) -> io::Result<()> {
-        match self.io.get_ref().shutdown(Shutdown::Write) {
-            // Already closed by the peer: nothing left to shut.
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(()),
-            r => r,
-        }
-    }
+    byte_stream_methods!(mio::net::TcpStream);
 }
-
-/// The most one [`TcpStream::try_read_buf`] reads.
-const TRY_READ_BUF_CHUNK: usize = 16 * 1024;
 
 impl TryFrom<std::net::TcpStream> for TcpStream {
     type Error = io::Error;
@@ -336,87 +187,4 @@ impl TryFrom<std::net::TcpStream> for TcpStream {
     }
 }
 
-impl AsRef<TcpStream> for TcpStream {
-    fn as_ref(&self) -> &TcpStream {
-        self
-    }
-}
-
-impl AsRawFd for TcpStream {
-    fn as_raw_fd(&self) -> RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
-}
-
-impl AsFd for TcpStream {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
-}
-
-impl AsyncRead for TcpStream {
-    // The tokio trait shims inline into the caller's future (tokio's `Read`,
-    // `WriteAll`, codecs), which then calls the operation directly.
-    #[inline]
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        self.poll_read_priv(cx, buf)
-    }
-}
-
-impl AsyncWrite for TcpStream {
-    #[inline]
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.poll_write_priv(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_write_vectored_priv(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    /// Shuts down the write direction: the peer reads EOF; reading still works.
-    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.shutdown_write())
-    }
-}
-
-impl futures_io::AsyncRead for TcpStream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        let mut rb = ReadBuf::new(buf);
-        ready!(self.poll_read_priv(cx, &mut rb))?;
-        Poll::Ready(Ok(rb.filled().len()))
-    }
-}
-
-impl futures_io::AsyncWrite for TcpStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.poll_write_priv(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        self.poll_write_vectored_priv(cx, bufs)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_close(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(self.shutdown_write())
-    }
-}
+byte_stream_traits!(TcpStream);

@@ -1,4 +1,4 @@
-//! The address of a Unix socket.
+//! The address of a Unix socket, and the credentials of its peer.
 
 use std::fmt;
 use std::path::Path;
@@ -41,5 +41,58 @@ impl From<std::os::unix::net::SocketAddr> for SocketAddr {
 impl From<SocketAddr> for std::os::unix::net::SocketAddr {
     fn from(addr: SocketAddr) -> std::os::unix::net::SocketAddr {
         addr.0
+    }
+}
+
+/// The credentials of a Unix socket's peer, as the kernel recorded them when the
+/// connection was made (tokio's `net::unix::UCred`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct UCred {
+    pid: Option<libc::pid_t>,
+    uid: libc::uid_t,
+    gid: libc::gid_t,
+}
+
+impl UCred {
+    /// The peer's user id.
+    pub fn uid(&self) -> libc::uid_t {
+        self.uid
+    }
+
+    /// The peer's group id.
+    pub fn gid(&self) -> libc::gid_t {
+        self.gid
+    }
+
+    /// The peer's process id, where the platform reports it.
+    pub fn pid(&self) -> Option<libc::pid_t> {
+        self.pid
+    }
+
+    /// `SO_PEERCRED` of the connected socket `fd`.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub(crate) fn of(fd: std::os::fd::BorrowedFd<'_>) -> std::io::Result<UCred> {
+        use std::os::fd::AsRawFd;
+        let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+        // SAFETY: `fd` is open for the call (borrowed), `cred` and `len` are live and
+        // writable, and `len` is the size of `cred`, as SO_PEERCRED expects.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_PEERCRED,
+                (&raw mut cred).cast(),
+                &mut len,
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(UCred {
+            pid: Some(cred.pid),
+            uid: cred.uid,
+            gid: cred.gid,
+        })
     }
 }

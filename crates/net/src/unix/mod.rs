@@ -1,8 +1,14 @@
-//! Unix domain sockets (tokio's `net::unix`): `UnixDatagram` and the address type.
-//! `UnixListener` and `UnixStream` are not built yet.
+//! Unix domain sockets (tokio's `net::unix`): `UnixListener`, `UnixStream` and its
+//! halves, `UnixDatagram`, the address type and the peer credentials.
 
 mod addr;
 mod datagram;
+mod listener;
+mod split;
+mod stream;
 
-pub use addr::SocketAddr;
+pub use addr::{SocketAddr, UCred};
 pub use datagram::UnixDatagram;
+pub use listener::UnixListener;
+pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
+pub use stream::UnixStream;

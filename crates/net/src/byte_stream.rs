@@ -1,0 +1,565 @@
+//! What a connected byte stream does, written once for `TcpStream` and `UnixStream`:
+//! the readiness waits, the `try_` operations, the reads and writes behind the
+//! `AsyncRead`/`AsyncWrite` impls, and the halves of `split` and `into_split`.
+//!
+//! They are macros, not a generic type, because each stream is a distinct public type
+//! with tokio's inherent methods and its own half types (`tcp::OwnedReadHalf`,
+//! `unix::OwnedReadHalf`, ...), as tokio's are. A stream type using them has an
+//! `io: PollEvented<S>` field, where `&S` reads and writes, and `S` has
+//! `shutdown(Shutdown)` and `take_error()`.
+
+/// The inherent I/O methods of a byte stream. Expands inside `impl $Stream { .. }`.
+macro_rules! byte_stream_methods {
+    ($Source:ty) => {
+        /// Waits for any of `interest` and returns everything of it that is ready.
+        /// Several tasks may wait at once; each is woken by the next event.
+        pub async fn ready(&self, interest: $crate::io::Interest) -> std::io::Result<$crate::io::Ready> {
+            $crate::registration::ready(&self.io, interest).await
+        }
+
+        /// Waits until the stream is readable (may be spurious: `try_read` may still
+        /// say `WouldBlock`).
+        pub async fn readable(&self) -> std::io::Result<()> {
+            $crate::registration::ready_for(&self.io, netloop_reactor::io::Direction::Read).await
+        }
+
+        /// Waits until the stream is writable.
+        pub async fn writable(&self) -> std::io::Result<()> {
+            $crate::registration::ready_for(&self.io, netloop_reactor::io::Direction::Write).await
+        }
+
+        /// Polls for read readiness (only the last task to poll is woken).
+        pub fn poll_read_ready(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+            self.io.poll_read_ready(cx).map_ok(drop)
+        }
+
+        /// Polls for write readiness (only the last task to poll is woken).
+        pub fn poll_write_ready(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+            self.io.poll_write_ready(cx).map_ok(drop)
+        }
+
+        /// Reads without waiting; `WouldBlock` if nothing is there.
+        pub fn try_read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+            use std::io::Read;
+            self.io
+                .try_io(netloop_reactor::io::Direction::Read, |s| (&*s).read(buf))
+        }
+
+        /// Vectored `try_read` (one `readv`).
+        pub fn try_read_vectored(&self, bufs: &mut [std::io::IoSliceMut<'_>]) -> std::io::Result<usize> {
+            use std::io::Read;
+            self.io.try_io(netloop_reactor::io::Direction::Read, |s| {
+                (&*s).read_vectored(bufs)
+            })
+        }
+
+        /// Reads without waiting into the spare capacity of `buf` (at most 16 KiB at a
+        /// time, through a stack buffer: no uninitialized memory is handed to the OS).
+        pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
+            let mut chunk = [0u8; 16 * 1024];
+            let want = buf.remaining_mut().min(chunk.len());
+            let n = self.try_read(&mut chunk[..want])?;
+            buf.put_slice(&chunk[..n]);
+            Ok(n)
+        }
+
+        /// Writes without waiting; `WouldBlock` if the send buffer is full.
+        pub fn try_write(&self, buf: &[u8]) -> std::io::Result<usize> {
+            use std::io::Write;
+            self.io
+                .try_io(netloop_reactor::io::Direction::Write, |s| (&*s).write(buf))
+        }
+
+        /// Vectored `try_write` (one `writev`).
+        pub fn try_write_vectored(&self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+            use std::io::Write;
+            self.io.try_io(netloop_reactor::io::Direction::Write, |s| {
+                (&*s).write_vectored(bufs)
+            })
+        }
+
+        /// Runs `f` once if `interest` is ready, clearing readiness on `WouldBlock`.
+        pub fn try_io<R>(
+            &self,
+            interest: $crate::io::Interest,
+            f: impl FnOnce() -> std::io::Result<R>,
+        ) -> std::io::Result<R> {
+            self.io.try_io(interest.direction(), |_| f())
+        }
+
+        /// Runs `f` whenever `interest` is ready, until it does not fail with
+        /// `WouldBlock` (which clears the readiness and waits again): tokio's way to
+        /// run a custom operation (a `recvmsg`, a `sendfile`) on the socket.
+        pub async fn async_io<R>(
+            &self,
+            interest: $crate::io::Interest,
+            mut f: impl FnMut() -> std::io::Result<R>,
+        ) -> std::io::Result<R> {
+            let direction = interest.direction();
+            std::future::poll_fn(|cx| self.io.poll_io_shared(cx, direction, |_| f())).await
+        }
+
+        /// Takes the socket's pending error (`SO_ERROR`), if any.
+        pub fn take_error(&self) -> std::io::Result<Option<std::io::Error>> {
+            self.io.get_ref().take_error()
+        }
+
+        pub(crate) fn poll_read_priv(
+            &self,
+            cx: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            use std::io::Read;
+            loop {
+                let ev = std::task::ready!(self.io.poll_read_ready(cx))?;
+                let unfilled = buf.initialize_unfilled();
+                let len = unfilled.len();
+                match (&*self.io.get_ref()).read(unfilled) {
+                    Ok(n) => {
+                        // A short read means the socket is drained: forget the readiness
+                        // now rather than pay for a WouldBlock read.
+                        if n > 0 && n < len {
+                            self.io.clear_readiness(ev);
+                        }
+                        buf.advance(n);
+                        return std::task::Poll::Ready(Ok(()));
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.io.clear_readiness(ev),
+                    Err(e) => return std::task::Poll::Ready(Err(e)),
+                }
+            }
+        }
+
+        pub(crate) fn poll_write_priv(
+            &self,
+            cx: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            use std::io::Write;
+            self.poll_write_with(cx, Some(buf.len()), |s| (&*s).write(buf))
+        }
+
+        pub(crate) fn poll_write_vectored_priv(
+            &self,
+            cx: &mut std::task::Context<'_>,
+            bufs: &[std::io::IoSlice<'_>],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            use std::io::Write;
+            // No short-write shortcut here: `writev` takes at most IOV_MAX slices, so a
+            // short vectored write does not mean the send buffer is full.
+            self.poll_write_with(cx, None, |s| (&*s).write_vectored(bufs))
+        }
+
+        fn poll_write_with(
+            &self,
+            cx: &mut std::task::Context<'_>,
+            short_write_means_full: Option<usize>,
+            mut op: impl FnMut(&$Source) -> std::io::Result<usize>,
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            loop {
+                let ev = std::task::ready!(self.io.poll_write_ready(cx))?;
+                match op(self.io.get_ref()) {
+                    Ok(n) => {
+                        // A short plain write means the send buffer is full.
+                        if let Some(len) = short_write_means_full
+                            && n > 0
+                            && n < len
+                        {
+                            self.io.clear_readiness(ev);
+                        }
+                        return std::task::Poll::Ready(Ok(n));
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.io.clear_readiness(ev),
+                    Err(e) => return std::task::Poll::Ready(Err(e)),
+                }
+            }
+        }
+
+        pub(crate) fn shutdown_write(&self) -> std::io::Result<()> {
+            match self.io.get_ref().shutdown(std::net::Shutdown::Write) {
+                // Already closed by the peer: nothing left to shut.
+                Err(e) if e.kind() == std::io::ErrorKind::NotConnected => Ok(()),
+                r => r,
+            }
+        }
+    };
+}
+
+/// `AsyncRead`/`AsyncWrite` (tokio's and futures-io's) and the descriptor traits of a
+/// byte stream, over the methods of [`byte_stream_methods`].
+macro_rules! byte_stream_traits {
+    ($Stream:ty) => {
+        impl tokio::io::AsyncRead for $Stream {
+            // The tokio trait shims inline into the caller's future (tokio's `Read`,
+            // `WriteAll`, codecs), which then calls the operation directly.
+            #[inline]
+            fn poll_read(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut tokio::io::ReadBuf<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                self.poll_read_priv(cx, buf)
+            }
+        }
+
+        impl tokio::io::AsyncWrite for $Stream {
+            #[inline]
+            fn poll_write(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.poll_write_priv(cx, buf)
+            }
+
+            fn poll_write_vectored(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.poll_write_vectored_priv(cx, bufs)
+            }
+
+            fn is_write_vectored(&self) -> bool {
+                true
+            }
+
+            fn poll_flush(
+                self: std::pin::Pin<&mut Self>,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::task::Poll::Ready(Ok(()))
+            }
+
+            /// Shuts down the write direction: the peer reads EOF; reading still works.
+            fn poll_shutdown(
+                self: std::pin::Pin<&mut Self>,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::task::Poll::Ready(self.shutdown_write())
+            }
+        }
+
+        impl futures_io::AsyncRead for $Stream {
+            fn poll_read(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut [u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                let mut rb = tokio::io::ReadBuf::new(buf);
+                std::task::ready!(self.poll_read_priv(cx, &mut rb))?;
+                std::task::Poll::Ready(Ok(rb.filled().len()))
+            }
+        }
+
+        impl futures_io::AsyncWrite for $Stream {
+            fn poll_write(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.poll_write_priv(cx, buf)
+            }
+
+            fn poll_write_vectored(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.poll_write_vectored_priv(cx, bufs)
+            }
+
+            fn poll_flush(
+                self: std::pin::Pin<&mut Self>,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::task::Poll::Ready(Ok(()))
+            }
+
+            fn poll_close(
+                self: std::pin::Pin<&mut Self>,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::task::Poll::Ready(self.shutdown_write())
+            }
+        }
+
+        impl std::os::fd::AsRawFd for $Stream {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                std::os::fd::AsRawFd::as_raw_fd(self.io.get_ref())
+            }
+        }
+
+        impl std::os::fd::AsFd for $Stream {
+            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                std::os::fd::AsFd::as_fd(self.io.get_ref())
+            }
+        }
+
+        impl AsRef<$Stream> for $Stream {
+            fn as_ref(&self) -> &$Stream {
+                self
+            }
+        }
+    };
+}
+
+/// The halves of a byte stream, defined in the invoking module (tokio's `ReadHalf`,
+/// `WriteHalf`, `OwnedReadHalf`, `OwnedWriteHalf`, `ReuniteError` of `net::tcp` and
+/// `net::unix`): `$Stream` is the stream type, `$Addr` its address type.
+macro_rules! byte_stream_halves {
+    ($Stream:ident, $Addr:ty) => {
+        /// The read half of `split`: borrows the stream, for use in one task.
+        #[derive(Debug)]
+        pub struct ReadHalf<'a>(pub(crate) &'a $Stream);
+
+        /// The write half of `split`. Shutting it down shuts the stream's write
+        /// direction.
+        #[derive(Debug)]
+        pub struct WriteHalf<'a>(pub(crate) &'a $Stream);
+
+        /// The read half of `into_split`; may move to another task.
+        #[derive(Debug)]
+        pub struct OwnedReadHalf {
+            inner: std::sync::Arc<$Stream>,
+        }
+
+        /// The write half of `into_split`. Dropping it shuts down the write direction
+        /// (unless [`forget`](Self::forget) is called).
+        #[derive(Debug)]
+        pub struct OwnedWriteHalf {
+            inner: std::sync::Arc<$Stream>,
+            shutdown_on_drop: bool,
+        }
+
+        /// The halves given to `reunite` came from different streams; both come back.
+        #[derive(Debug)]
+        pub struct ReuniteError(pub OwnedReadHalf, pub OwnedWriteHalf);
+
+        impl std::fmt::Display for ReuniteError {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("tried to reunite halves that are not from the same socket")
+            }
+        }
+
+        impl std::error::Error for ReuniteError {}
+
+        pub(crate) fn split_owned(stream: $Stream) -> (OwnedReadHalf, OwnedWriteHalf) {
+            let inner = std::sync::Arc::new(stream);
+            (
+                OwnedReadHalf { inner: inner.clone() },
+                OwnedWriteHalf {
+                    inner,
+                    shutdown_on_drop: true,
+                },
+            )
+        }
+
+        fn reunite(read: OwnedReadHalf, mut write: OwnedWriteHalf) -> Result<$Stream, ReuniteError> {
+            if !std::sync::Arc::ptr_eq(&read.inner, &write.inner) {
+                return Err(ReuniteError(read, write));
+            }
+            write.shutdown_on_drop = false;
+            let inner = write.inner.clone();
+            drop(write);
+            drop(read);
+            Ok(std::sync::Arc::try_unwrap(inner).expect("both halves were just dropped"))
+        }
+
+        impl ReadHalf<'_> {
+            read_half_methods!(0, $Addr);
+        }
+
+        impl WriteHalf<'_> {
+            write_half_methods!(0, $Addr);
+        }
+
+        impl OwnedReadHalf {
+            /// Puts the stream back together. Fails if the halves came from different
+            /// streams.
+            pub fn reunite(self, other: OwnedWriteHalf) -> Result<$Stream, ReuniteError> {
+                reunite(self, other)
+            }
+
+            read_half_methods!(inner, $Addr);
+        }
+
+        impl OwnedWriteHalf {
+            /// Puts the stream back together. Fails if the halves came from different
+            /// streams.
+            pub fn reunite(self, other: OwnedReadHalf) -> Result<$Stream, ReuniteError> {
+                reunite(other, self)
+            }
+
+            /// Drops the half without shutting down the write direction.
+            pub fn forget(mut self) {
+                self.shutdown_on_drop = false;
+            }
+
+            write_half_methods!(inner, $Addr);
+        }
+
+        impl Drop for OwnedWriteHalf {
+            fn drop(&mut self) {
+                if self.shutdown_on_drop {
+                    let _ = self.inner.shutdown_write();
+                }
+            }
+        }
+
+        byte_stream_half_io!(ReadHalf<'_>, WriteHalf<'_>, 0);
+        byte_stream_half_io!(OwnedReadHalf, OwnedWriteHalf, inner);
+
+        impl AsRef<$Stream> for ReadHalf<'_> {
+            fn as_ref(&self) -> &$Stream {
+                self.0
+            }
+        }
+
+        impl AsRef<$Stream> for WriteHalf<'_> {
+            fn as_ref(&self) -> &$Stream {
+                self.0
+            }
+        }
+
+        impl AsRef<$Stream> for OwnedReadHalf {
+            fn as_ref(&self) -> &$Stream {
+                &self.inner
+            }
+        }
+
+        impl AsRef<$Stream> for OwnedWriteHalf {
+            fn as_ref(&self) -> &$Stream {
+                &self.inner
+            }
+        }
+    };
+}
+
+/// `AsyncRead` for a read half and `AsyncWrite` for a write half, forwarding to the
+/// stream behind `self.$stream`.
+macro_rules! byte_stream_half_io {
+    ($Read:ty, $Write:ty, $stream:tt) => {
+        impl tokio::io::AsyncRead for $Read {
+            fn poll_read(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &mut tokio::io::ReadBuf<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                self.$stream.poll_read_priv(cx, buf)
+            }
+        }
+
+        impl tokio::io::AsyncWrite for $Write {
+            fn poll_write(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                buf: &[u8],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.$stream.poll_write_priv(cx, buf)
+            }
+
+            fn poll_write_vectored(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+                bufs: &[std::io::IoSlice<'_>],
+            ) -> std::task::Poll<std::io::Result<usize>> {
+                self.$stream.poll_write_vectored_priv(cx, bufs)
+            }
+
+            fn is_write_vectored(&self) -> bool {
+                true
+            }
+
+            fn poll_flush(
+                self: std::pin::Pin<&mut Self>,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::task::Poll::Ready(Ok(()))
+            }
+
+            fn poll_shutdown(
+                self: std::pin::Pin<&mut Self>,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<std::io::Result<()>> {
+                std::task::Poll::Ready(self.$stream.shutdown_write())
+            }
+        }
+    };
+}
+
+/// The methods every read half (borrowed and owned) has: each forwards to the
+/// stream behind `self.$stream`. One definition keeps the four halves alike, as tokio's.
+macro_rules! read_half_methods {
+    ($stream:tt, $Addr:ty) => {
+        /// The peer's address.
+        pub fn peer_addr(&self) -> std::io::Result<$Addr> {
+            self.$stream.peer_addr()
+        }
+
+        /// The local address.
+        pub fn local_addr(&self) -> std::io::Result<$Addr> {
+            self.$stream.local_addr()
+        }
+
+        /// See the stream's `ready`.
+        pub async fn ready(&self, interest: crate::io::Interest) -> std::io::Result<crate::io::Ready> {
+            self.$stream.ready(interest).await
+        }
+
+        /// See the stream's `readable`.
+        pub async fn readable(&self) -> std::io::Result<()> {
+            self.$stream.readable().await
+        }
+
+        /// See the stream's `try_read`.
+        pub fn try_read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.$stream.try_read(buf)
+        }
+
+        /// See the stream's `try_read_vectored`.
+        pub fn try_read_vectored(&self, bufs: &mut [std::io::IoSliceMut<'_>]) -> std::io::Result<usize> {
+            self.$stream.try_read_vectored(bufs)
+        }
+
+        /// See the stream's `try_read_buf`.
+        pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> std::io::Result<usize> {
+            self.$stream.try_read_buf(buf)
+        }
+    };
+}
+
+/// The methods every write half has; see [`read_half_methods`].
+macro_rules! write_half_methods {
+    ($stream:tt, $Addr:ty) => {
+        /// The peer's address.
+        pub fn peer_addr(&self) -> std::io::Result<$Addr> {
+            self.$stream.peer_addr()
+        }
+
+        /// The local address.
+        pub fn local_addr(&self) -> std::io::Result<$Addr> {
+            self.$stream.local_addr()
+        }
+
+        /// See the stream's `ready`.
+        pub async fn ready(&self, interest: crate::io::Interest) -> std::io::Result<crate::io::Ready> {
+            self.$stream.ready(interest).await
+        }
+
+        /// See the stream's `writable`.
+        pub async fn writable(&self) -> std::io::Result<()> {
+            self.$stream.writable().await
+        }
+
+        /// See the stream's `try_write`.
+        pub fn try_write(&self, buf: &[u8]) -> std::io::Result<usize> {
+            self.$stream.try_write(buf)
+        }
+
+        /// See the stream's `try_write_vectored`.
+        pub fn try_write_vectored(&self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+            self.$stream.try_write_vectored(bufs)
+        }
+    };
+}

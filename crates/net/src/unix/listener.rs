@@ -1,0 +1,130 @@
+//! `UnixListener`.
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::path::Path;
+use std::task::{Context, Poll, ready};
+
+use netloop_reactor::io::{Direction, PollEvented};
+
+use super::{SocketAddr, UnixStream};
+use crate::registration::register;
+
+/// A Unix domain socket server, listening for connections (tokio's
+/// `net::UnixListener`). Accepted connections spread over the runtime's loops as TCP
+/// connections do.
+///
+/// The socket file stays after the listener is dropped, as with every Unix socket:
+/// remove it before binding the path again.
+pub struct UnixListener {
+    io: PollEvented<mio::net::UnixListener>,
+}
+
+impl fmt::Debug for UnixListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.io.get_ref().fmt(f)
+    }
+}
+
+impl UnixListener {
+    /// Listens at `path`. A path that exists (even a stale socket file) is an
+    /// `AddrInUse` error.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime, as tokio's does.
+    #[track_caller]
+    pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixListener> {
+        UnixListener::new(mio::net::UnixListener::bind(path)?)
+    }
+
+    /// Listens at `address` (a path or, on Linux, an abstract name).
+    #[track_caller]
+    pub fn bind_addr(address: &std::os::unix::net::SocketAddr) -> io::Result<UnixListener> {
+        UnixListener::new(mio::net::UnixListener::bind_addr(address)?)
+    }
+
+    #[track_caller]
+    fn new(listener: mio::net::UnixListener) -> io::Result<UnixListener> {
+        Ok(UnixListener {
+            io: register(listener, mio::Interest::READABLE)?,
+        })
+    }
+
+    /// Wraps a std listener, setting it non-blocking, registered with the current loop.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime.
+    #[track_caller]
+    pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
+        listener.set_nonblocking(true)?;
+        UnixListener::new(mio::net::UnixListener::from_std(listener))
+    }
+
+    /// Deregisters and returns the std listener (still non-blocking).
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
+        let listener = self.io.into_inner()?;
+        Ok(std::os::unix::net::UnixListener::from(std::os::fd::OwnedFd::from(
+            listener,
+        )))
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().local_addr().map(SocketAddr)
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`), if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
+
+    /// Accepts a connection. Several tasks may await `accept` at once: each connection
+    /// goes to one of them.
+    pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
+        let (stream, addr) = poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |l| l.accept())).await?;
+        Ok(self.accepted(stream, addr))
+    }
+
+    /// Polls to accept a connection (only the last task to poll is woken).
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
+        let (stream, addr) = ready!(self.io.poll_read_io(cx, |l| l.accept()))?;
+        Poll::Ready(Ok(self.accepted(stream, addr)))
+    }
+
+    /// An accepted socket as a deferred stream, and the hand-off of the accepting
+    /// task's next spawn (as for TCP).
+    fn accepted(&self, stream: mio::net::UnixStream, addr: std::os::unix::net::SocketAddr) -> (UnixStream, SocketAddr) {
+        let fallback = self
+            .io
+            .registered_loop()
+            .expect("a listener is registered when it is made");
+        netloop_scheduler::placement::connection_accepted();
+        (UnixStream::new_deferred(stream, fallback), SocketAddr(addr))
+    }
+}
+
+impl TryFrom<std::os::unix::net::UnixListener> for UnixListener {
+    type Error = io::Error;
+
+    /// [`UnixListener::from_std`].
+    #[track_caller]
+    fn try_from(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
+        UnixListener::from_std(listener)
+    }
+}
+
+impl AsRawFd for UnixListener {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.get_ref().as_raw_fd()
+    }
+}
+
+impl AsFd for UnixListener {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.io.get_ref().as_fd()
+    }
+}

@@ -1,0 +1,158 @@
+//! `UnixStream`: a Unix domain stream connection registered with one event loop.
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::path::Path;
+
+use netloop_reactor::EventLoopHandle;
+use netloop_reactor::io::{PollEvented, Ready};
+
+use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
+use super::{SocketAddr, UCred};
+use crate::registration::register;
+
+/// A Unix domain stream socket (tokio's `net::UnixStream`): a byte stream to another
+/// process on the same machine, with the same I/O surface as a `TcpStream` (readiness
+/// waits, `try_` operations, `AsyncRead`/`AsyncWrite`, halves).
+///
+/// Registered with the loop current where it is created; an accepted one with the
+/// loop where it is first used, as TCP connections are.
+///
+/// ```
+/// use netloop_net::io::{AsyncReadExt, AsyncWriteExt};
+/// use netloop_net::unix::UnixStream;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # rt.block_on(async {
+/// let (mut a, mut b) = UnixStream::pair()?;
+/// a.write_all(b"ping").await?;
+/// let mut buf = [0u8; 4];
+/// b.read_exact(&mut buf).await?;
+/// assert_eq!(&buf, b"ping");
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct UnixStream {
+    pub(crate) io: PollEvented<mio::net::UnixStream>,
+}
+
+impl fmt::Debug for UnixStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.io.get_ref().fmt(f)
+    }
+}
+
+impl UnixStream {
+    /// Connects to the socket at `path`. Nothing listening there is a
+    /// `ConnectionRefused` (or `NotFound`, without the file) error.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime, as tokio's does.
+    pub async fn connect<P: AsRef<Path>>(path: P) -> io::Result<UnixStream> {
+        let stream = UnixStream::new(mio::net::UnixStream::connect(path)?)?;
+        stream.finish_connect().await
+    }
+
+    /// Connects to the socket at `address` (a path or, on Linux, an abstract name).
+    pub async fn connect_addr(address: &std::os::unix::net::SocketAddr) -> io::Result<UnixStream> {
+        let stream = UnixStream::new(mio::net::UnixStream::connect_addr(address)?)?;
+        stream.finish_connect().await
+    }
+
+    /// Waits for a non-blocking connect to end; its error, if it failed.
+    async fn finish_connect(self) -> io::Result<UnixStream> {
+        poll_fn(|cx| self.io.poll_write_ready(cx)).await?;
+        match self.io.get_ref().take_error()? {
+            Some(e) => Err(e),
+            None => Ok(self),
+        }
+    }
+
+    /// Two connected, unnamed streams.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime.
+    #[track_caller]
+    pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
+        let (a, b) = mio::net::UnixStream::pair()?;
+        Ok((UnixStream::new(a)?, UnixStream::new(b)?))
+    }
+
+    #[track_caller]
+    pub(crate) fn new(stream: mio::net::UnixStream) -> io::Result<UnixStream> {
+        Ok(UnixStream {
+            io: register(stream, mio::Interest::READABLE | mio::Interest::WRITABLE)?,
+        })
+    }
+
+    /// An accepted stream, registered by the loop that first uses it (see
+    /// `TcpStream`'s), and taken as readable and writable until found otherwise.
+    pub(crate) fn new_deferred(stream: mio::net::UnixStream, fallback: EventLoopHandle) -> UnixStream {
+        UnixStream {
+            io: PollEvented::new_deferred(stream, mio::Interest::READABLE | mio::Interest::WRITABLE, fallback)
+                .assuming_ready(Ready::READABLE | Ready::WRITABLE),
+        }
+    }
+
+    /// Wraps a std stream, setting it non-blocking, registered with the current loop.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime.
+    #[track_caller]
+    pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
+        stream.set_nonblocking(true)?;
+        UnixStream::new(mio::net::UnixStream::from_std(stream))
+    }
+
+    /// Deregisters and returns the std stream (still non-blocking).
+    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
+        let stream = self.io.into_inner()?;
+        Ok(std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stream)))
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().local_addr().map(SocketAddr)
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.get_ref().peer_addr().map(SocketAddr)
+    }
+
+    /// The peer's credentials (`SO_PEERCRED`): its user, group and process.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn peer_cred(&self) -> io::Result<UCred> {
+        UCred::of(std::os::fd::AsFd::as_fd(self.io.get_ref()))
+    }
+
+    /// Splits into borrowed halves, for use in one task.
+    pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+        (ReadHalf(self), WriteHalf(self))
+    }
+
+    /// Splits into owned halves that may go to different tasks; `reunite` puts them
+    /// back together. Dropping the write half shuts down the write direction.
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        super::split::split_owned(self)
+    }
+
+    byte_stream_methods!(mio::net::UnixStream);
+}
+
+impl TryFrom<std::os::unix::net::UnixStream> for UnixStream {
+    type Error = io::Error;
+
+    /// [`UnixStream::from_std`].
+    #[track_caller]
+    fn try_from(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
+        UnixStream::from_std(stream)
+    }
+}
+
+byte_stream_traits!(UnixStream);

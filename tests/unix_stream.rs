@@ -1,0 +1,114 @@
+//! `net::{UnixListener, UnixStream}` and the halves.
+
+use std::io::ErrorKind;
+
+use netloop::io::{AsyncReadExt, AsyncWriteExt, Interest};
+use netloop::net::{UnixListener, UnixStream};
+use netloop_tests::{TempPath, current, multi, test_body};
+
+#[test]
+fn listener_accepts_and_streams_echo_across_loops() {
+    test_body(|| {
+        multi().block_on(async {
+            let path = TempPath::new("echo");
+            let listener = UnixListener::bind(&path.0).unwrap();
+            assert_eq!(listener.local_addr().unwrap().as_pathname(), Some(path.0.as_path()));
+            let server = netloop::spawn(async move {
+                for _ in 0..3 {
+                    let (mut s, _) = listener.accept().await.unwrap();
+                    // Handled on whichever loop the task lands: the accepted stream
+                    // registers there.
+                    netloop::spawn(async move {
+                        let mut buf = [0u8; 5];
+                        s.read_exact(&mut buf).await.unwrap();
+                        s.write_all(&buf).await.unwrap();
+                    });
+                }
+            });
+            for i in 0..3u8 {
+                let mut c = UnixStream::connect(&path.0).await.unwrap();
+                c.write_all(&[i; 5]).await.unwrap();
+                let mut buf = [0u8; 5];
+                c.read_exact(&mut buf).await.unwrap();
+                assert_eq!(buf, [i; 5]);
+            }
+            server.await.unwrap();
+        });
+    });
+}
+
+#[test]
+fn bind_errors_and_refused_connect() {
+    test_body(|| {
+        current().block_on(async {
+            let path = TempPath::new("taken");
+            let listener = UnixListener::bind(&path.0).unwrap();
+            assert_eq!(UnixListener::bind(&path.0).unwrap_err().kind(), ErrorKind::AddrInUse);
+            drop(listener);
+            // The file is still there, with nobody listening: refused.
+            assert_eq!(
+                UnixStream::connect(&path.0).await.unwrap_err().kind(),
+                ErrorKind::ConnectionRefused
+            );
+            let missing = TempPath::new("missing");
+            assert_eq!(
+                UnixStream::connect(&missing.0).await.unwrap_err().kind(),
+                ErrorKind::NotFound
+            );
+        });
+    });
+}
+
+#[test]
+fn pair_shutdown_gives_eof_and_try_forms_and_cred() {
+    test_body(|| {
+        current().block_on(async {
+            let (mut a, mut b) = UnixStream::pair().unwrap();
+            let mut buf = [0u8; 4];
+            assert_eq!(b.try_read(&mut buf).unwrap_err().kind(), ErrorKind::WouldBlock);
+            // Readiness arrives with the loop's first event for the new registration.
+            a.writable().await.unwrap();
+            a.try_write(b"ab").unwrap();
+            b.readable().await.unwrap();
+            assert_eq!(b.try_read(&mut buf).unwrap(), 2);
+            assert!(a.ready(Interest::WRITABLE).await.unwrap().is_writable());
+            a.shutdown().await.unwrap();
+            let mut rest = Vec::new();
+            assert_eq!(b.read_to_end(&mut rest).await.unwrap(), 0, "end of file after shutdown");
+            // SAFETY: getuid has no preconditions.
+            let uid = unsafe { libc::getuid() };
+            let cred = a.peer_cred().unwrap();
+            assert_eq!((cred.uid(), cred.pid()), (uid, Some(std::process::id() as i32)));
+        });
+    });
+}
+
+#[test]
+fn halves_and_reunite() {
+    test_body(|| {
+        current().block_on(async {
+            let (a, mut b) = UnixStream::pair().unwrap();
+            let (mut r, mut w) = a.into_split();
+            w.write_all(b"hi").await.unwrap();
+            let mut buf = [0u8; 2];
+            b.read_exact(&mut buf).await.unwrap();
+            b.write_all(b"yo").await.unwrap();
+            r.read_exact(&mut buf).await.unwrap();
+            assert_eq!(&buf, b"yo");
+            let a = r.reunite(w).expect("halves of one stream");
+
+            let (c, _d) = UnixStream::pair().unwrap();
+            let (r1, _w1) = a.into_split();
+            let (_r2, w2) = c.into_split();
+            assert!(r1.reunite(w2).is_err(), "halves of different streams");
+
+            let (mut e, mut f) = UnixStream::pair().unwrap();
+            let (mut er, mut ew) = e.split();
+            ew.write_all(b"x").await.unwrap();
+            f.write_all(b"y").await.unwrap();
+            let mut one = [0u8; 1];
+            er.read_exact(&mut one).await.unwrap();
+            assert_eq!(&one, b"y");
+        });
+    });
+}
