@@ -15,7 +15,10 @@ pub use tokio::io::{
 };
 
 mod async_fd;
+mod stdio;
 mod util;
+
+pub use stdio::{Stderr, Stdin, Stdout, stderr, stdin, stdout};
 
 /// Unix-only I/O: [`AsyncFd`](unix::AsyncFd), readiness for any file descriptor.
 pub mod unix {
