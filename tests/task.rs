@@ -876,3 +876,32 @@ fn a_task_that_panics_is_dropped_while_the_panic_unwinds() {
         );
     });
 }
+
+#[test]
+fn block_in_place_may_block_on_and_its_spawns_go_to_another_loop() {
+    test_body(|| {
+        let rt = multi();
+        let (outer, spawned_on) = rt.block_on(async {
+            netloop::spawn(async {
+                let outer = netloop::runtime::worker_index();
+                let spawned_on = task::block_in_place(|| {
+                    // This loop runs nothing until the closure returns: a task spawned
+                    // here and waited for must run on the other loop.
+                    let handle = netloop::runtime::Handle::current();
+                    let inner = handle.spawn(async { netloop::runtime::worker_index() });
+                    let on = handle.block_on(inner).unwrap();
+                    // A new runtime inside works too.
+                    let other = netloop::runtime::Builder::new_current_thread().build().unwrap();
+                    assert_eq!(other.block_on(async { 5 }), 5);
+                    on
+                });
+                task::yield_now().await;
+                (outer, spawned_on)
+            })
+            .await
+            .unwrap()
+        });
+        assert!(outer.is_some() && spawned_on.is_some());
+        assert_ne!(outer, spawned_on, "the spawn went to the loop that was free");
+    });
+}

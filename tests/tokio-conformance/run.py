@@ -136,7 +136,10 @@ default = {json.dumps(features)}
 
 [dependencies]
 netloop = {{ path = {json.dumps(netloop)}, features = ["test-util"] }}
-tokio = {{ version = "={TOKIO_VERSION}", features = ["sync", "macros", "io-util", "rt", "time"] }}
+# tokio's own: sync (left real), what tokio-test needs, and fs, so that a file mixing
+# tokio::fs with runtime tests compiles; its fs tests fail (they need tokio's runtime)
+# until netloop has an fs module.
+tokio = {{ version = "={TOKIO_VERSION}", features = ["sync", "macros", "io-util", "rt", "time", "fs"] }}
 # tokio's tests name its own dependencies as crates too.
 bytes = "1"
 pin-project-lite = "0.2"

@@ -38,6 +38,22 @@ impl Drop for EnterGuard<'_> {
     }
 }
 
+/// Runs `f` as if this thread drove no loop, putting the mark back afterwards (also on
+/// a panic): for blocking work on a loop thread (`block_in_place`), which may start
+/// another runtime or block on a future. Meanwhile everything this thread submits to
+/// its loop takes the cross-thread path (the inbox), and runs once `f` has returned
+/// and the loop goes on.
+pub fn outside_loop<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(*const Core);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = CURRENT.try_with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CURRENT.try_with(|c| c.replace(ptr::null())).unwrap_or(ptr::null()));
+    f()
+}
+
 /// Calls `f` with the core this thread is driving, if any.
 pub(crate) fn with_core<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
     let p = CURRENT.try_with(Cell::get).unwrap_or(ptr::null());

@@ -99,6 +99,7 @@ pub use config::{
     BuildError, DEFAULT_EVENTS_CAPACITY, DEFAULT_IDLE_SPIN, DEFAULT_IO_RATIO, DEFAULT_QUIET_PERIOD,
     DEFAULT_SHUTDOWN_TIMEOUT, EventLoopBuilder, MAX_IDLE_SPIN,
 };
+pub use context::outside_loop;
 pub use error::{
     AwaitTerminationError, ConfigError, DriveError, LoopShutDown, RejectReason, RejectedExecution, ScheduleError,
     SpawnLocalError, is_loop_shut_down,

@@ -73,6 +73,40 @@ fn take_accepted() -> bool {
         .unwrap_or(false)
 }
 
+thread_local! {
+    /// The id of the loop this thread drives while it is inside `block_in_place`
+    /// (0 otherwise): that loop runs nothing until the closure returns, so work the
+    /// closure spawns goes elsewhere when there is an elsewhere.
+    static BLOCKED_LOOP: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Runs `f` (the closure of `block_in_place`) with this thread's loop, if any, marked
+/// as blocked, and with the thread outside it: a spawn from `f` goes to another loop
+/// of the runtime, and `f` may `block_on` (the loop's own tasks run once `f` returns).
+pub(crate) fn blocking_in_place<R>(f: impl FnOnce() -> R) -> R {
+    struct Unmark(u64);
+    impl Drop for Unmark {
+        fn drop(&mut self) {
+            let _ = BLOCKED_LOOP.try_with(|b| b.set(self.0));
+        }
+    }
+    let blocked = EventLoopHandle::with_current(|l| l.map_or(0, EventLoopHandle::id));
+    let _unmark = Unmark(BLOCKED_LOOP.try_with(|b| b.replace(blocked)).unwrap_or(0));
+    netloop_reactor::outside_loop(f)
+}
+
+/// The group's next loop, passing over the one this thread blocks in place (when the
+/// group has another).
+fn next_unblocked(group: &crate::group::EventLoopGroup) -> &EventLoopHandle {
+    let blocked = BLOCKED_LOOP.try_with(Cell::get).unwrap_or(0);
+    let next = group.next();
+    if blocked != 0 && next.id() == blocked && group.len() > 1 {
+        group.next()
+    } else {
+        next
+    }
+}
+
 /// Calls `f` with the loop a `spawn` from this thread lands on: this thread's loop
 /// (affinity) unless its task just accepted a connection, else the current
 /// runtime's next loop. Panics outside a runtime, as tokio's `spawn` does.
@@ -81,7 +115,7 @@ pub(crate) fn with_spawn_loop<R>(f: impl FnOnce(&EventLoopHandle) -> R) -> R {
     let mut f = Some(f);
     let spawned = EventLoopHandle::with_current(|current| match current {
         Some(current) if !take_accepted() => f.take().map(|f| f(current)),
-        _ => Handle::try_with_current(|handle| f.take().map(|f| f(handle.inner.group.next()))).flatten(),
+        _ => Handle::try_with_current(|handle| f.take().map(|f| f(next_unblocked(&handle.inner.group)))).flatten(),
     });
     match spawned {
         Some(out) => out,
@@ -96,7 +130,7 @@ pub(crate) fn spawn_loop_of(handle: &Handle) -> &EventLoopHandle {
     let group = &handle.inner.group;
     EventLoopHandle::with_current(|current| current.and_then(|c| group.iter().find(|l| *l == c)))
         .filter(|_| !take_accepted())
-        .unwrap_or_else(|| group.next())
+        .unwrap_or_else(|| next_unblocked(group))
 }
 
 /// The loop a new socket registers with now: this thread's loop, else the current
@@ -106,7 +140,7 @@ pub fn registration_loop() -> io::Result<EventLoopHandle> {
         return Ok(current);
     }
     match Handle::try_current() {
-        Ok(handle) => Ok(handle.inner.group.next().clone()),
+        Ok(handle) => Ok(next_unblocked(&handle.inner.group).clone()),
         Err(e) => Err(io::Error::other(e.to_string())),
     }
 }

@@ -37,7 +37,9 @@ where
 /// On a netloop loop thread the loop waits for `f`: its other tasks are pinned to it
 /// and cannot move to another thread as tokio's do, so they run again only once `f`
 /// returns. Prefer [`spawn_blocking`], which runs `f` on the blocking pool and leaves
-/// the loop free. In `block_on` of a multi-thread runtime, or outside any runtime, `f`
+/// the loop free. Inside `f` the thread counts as off the loops: `f` may `block_on`
+/// (another runtime, or this one's handle), and what it spawns goes to the runtime's
+/// other loops. In `block_on` of a multi-thread runtime, or outside any runtime, `f`
 /// simply runs.
 ///
 /// # Panics
@@ -56,7 +58,7 @@ where
     if on_current_thread_loop || local::in_local_set() {
         panic!("can call blocking only when running on the multi-threaded runtime");
     }
-    crate::runtime::outside_block_on(f)
+    crate::placement::blocking_in_place(|| crate::runtime::outside_block_on(f))
 }
 
 /// Spawns `future` on a specific event loop, for life.
