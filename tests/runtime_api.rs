@@ -764,3 +764,25 @@ fn dropping_a_runtime_inside_block_on_panics() {
         });
     });
 }
+
+#[test]
+fn enter_guards_dropped_out_of_order_panic() {
+    test_body(|| {
+        let (rt1, rt2) = (current(), current());
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let first = rt1.enter();
+            let second = rt2.enter();
+            drop(first);
+            drop(second);
+        }));
+        let payload = caught.unwrap_err();
+        let msg = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+        assert!(msg.starts_with("`EnterGuard` values dropped out of order"), "{msg}");
+        // In order is fine, and the context is whole afterwards.
+        {
+            let _a = rt1.enter();
+            let _b = rt2.enter();
+        }
+        assert!(Handle::try_current().is_err());
+    });
+}

@@ -134,3 +134,36 @@ async fn from_std_options_and_errors() {
     let back = socket.into_std().unwrap();
     assert_eq!(back.local_addr().unwrap(), addr);
 }
+
+#[test]
+fn peek_and_buf_forms_and_ip_options() {
+    netloop_tests::test_body(|| {
+        netloop_tests::current().block_on(async {
+            let a = netloop::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = netloop::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let mut buf = [0u8; 8];
+            assert_eq!(
+                b.try_peek_from(&mut buf).unwrap_err().kind(),
+                std::io::ErrorKind::WouldBlock
+            );
+            a.send_to(b"one", b.local_addr().unwrap()).await.unwrap();
+            a.send_to(b"two", b.local_addr().unwrap()).await.unwrap();
+            assert_eq!(b.peek_sender().await.unwrap(), a.local_addr().unwrap());
+            let (n, from) = b.try_peek_from(&mut buf).unwrap();
+            assert_eq!(
+                (&buf[..n], from),
+                (&b"one"[..], a.local_addr().unwrap()),
+                "peeked, not taken"
+            );
+            let mut v = Vec::with_capacity(16);
+            let (n, _) = b.recv_buf_from(&mut v).await.unwrap();
+            assert_eq!((n, &v[..]), (3, &b"one"[..]));
+            b.readable().await.unwrap();
+            let mut w = Vec::with_capacity(16);
+            let (n, _) = b.try_recv_buf_from(&mut w).unwrap();
+            assert_eq!(&w[..n], b"two");
+            a.set_tos_v4(0x10).unwrap();
+            assert_eq!(a.tos_v4().unwrap(), 0x10);
+        });
+    });
+}

@@ -112,3 +112,23 @@ fn halves_and_reunite() {
         });
     });
 }
+
+#[test]
+fn a_fresh_pair_is_writable_at_once_and_abstract_names_work() {
+    test_body(|| {
+        current().block_on(async {
+            let (a, _b) = UnixStream::pair().unwrap();
+            // No loop turn since `pair`: writable without waiting for an event.
+            assert_eq!(a.try_write(b"hi").unwrap(), 2);
+            let name = format!("\0netloop-abstract-{}", std::process::id());
+            let listener = UnixListener::bind(&name).unwrap();
+            let (accepted, connected) = netloop::join!(listener.accept(), UnixStream::connect(&name));
+            let (accepted, _) = accepted.unwrap();
+            connected.unwrap();
+            let local = accepted.local_addr().unwrap();
+            use std::os::linux::net::SocketAddrExt;
+            let std_addr: std::os::unix::net::SocketAddr = local.into();
+            assert_eq!(std_addr.as_abstract_name(), Some(&name.as_bytes()[1..]));
+        });
+    });
+}

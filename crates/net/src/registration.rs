@@ -52,3 +52,20 @@ pub(crate) async fn ready_for<S: mio::event::Source>(io: &PollEvented<S>, direct
         .await
         .map(drop)
 }
+
+/// The largest datagram (UDP's limit, and more than a Unix socket carries by
+/// default): the most one `recv_buf` takes.
+const MAX_DATAGRAM: usize = 64 * 1024;
+
+/// Runs `recv` into a zeroed buffer as large as `buf`'s spare capacity (up to a
+/// datagram's size) and appends what it received: no uninitialized memory is handed to
+/// the kernel, at the cost of a copy.
+pub(crate) fn recv_into<B: bytes::BufMut>(
+    buf: &mut B,
+    recv: impl FnOnce(&mut [u8]) -> io::Result<usize>,
+) -> io::Result<usize> {
+    let mut tmp = vec![0u8; buf.remaining_mut().min(MAX_DATAGRAM)];
+    let n = recv(&mut tmp)?;
+    buf.put_slice(&tmp[..n]);
+    Ok(n)
+}

@@ -207,10 +207,83 @@ impl UdpSocket {
         poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.peek_from(buf))).await
     }
 
+    /// Polls to receive the next datagram into `buf`'s unfilled part, with its sender,
+    /// without removing it from the queue.
+    pub fn poll_peek_from(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<SocketAddr>> {
+        let (n, from) = ready!(self.io.poll_read_io(cx, |s| s.peek_from(buf.initialize_unfilled())))?;
+        buf.advance(n);
+        Poll::Ready(Ok(from))
+    }
+
+    /// [`peek_from`](Self::peek_from) without waiting.
+    pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.io.try_io(Direction::Read, |s| s.peek_from(buf))
+    }
+
     /// The sender of the next datagram, without removing it.
     pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
         let mut none = [0u8; 0];
         self.peek_from(&mut none).await.map(|(_, from)| from)
+    }
+
+    /// Polls for the sender of the next datagram, without removing it.
+    pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
+        let mut none = [0u8; 0];
+        self.io
+            .poll_read_io(cx, |s| s.peek_from(&mut none))
+            .map_ok(|(_, from)| from)
+    }
+
+    /// [`peek_sender`](Self::peek_sender) without waiting.
+    pub fn try_peek_sender(&self) -> io::Result<SocketAddr> {
+        let mut none = [0u8; 0];
+        self.try_peek_from(&mut none).map(|(_, from)| from)
+    }
+
+    /// Receives one datagram from the connected peer into the spare capacity of `buf`.
+    pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        poll_fn(|cx| {
+            self.io.poll_io_shared(cx, Direction::Read, |s| {
+                crate::registration::recv_into(buf, |b| s.recv(b))
+            })
+        })
+        .await
+    }
+
+    /// [`recv_buf`](Self::recv_buf) without waiting.
+    pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.io
+            .try_io(Direction::Read, |s| crate::registration::recv_into(buf, |b| s.recv(b)))
+    }
+
+    /// Receives one datagram into the spare capacity of `buf`, with its sender.
+    pub async fn recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
+        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| recv_from_into(buf, s))).await
+    }
+
+    /// [`recv_buf_from`](Self::recv_buf_from) without waiting.
+    pub fn try_recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
+        self.io.try_io(Direction::Read, |s| recv_from_into(buf, s))
+    }
+
+    /// `IP_TOS`, the type-of-service field of this IPv4 socket's packets.
+    pub fn tos_v4(&self) -> io::Result<u32> {
+        socket2::SockRef::from(self.io.get_ref()).tos_v4()
+    }
+
+    /// Sets `IP_TOS`.
+    pub fn set_tos_v4(&self, tos: u32) -> io::Result<()> {
+        socket2::SockRef::from(self.io.get_ref()).set_tos_v4(tos)
+    }
+
+    /// `IPV6_TCLASS`, the traffic class of this IPv6 socket's packets.
+    pub fn tclass_v6(&self) -> io::Result<u32> {
+        socket2::SockRef::from(self.io.get_ref()).tclass_v6()
+    }
+
+    /// Sets `IPV6_TCLASS`.
+    pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
+        socket2::SockRef::from(self.io.get_ref()).set_tclass_v6(tclass)
     }
 
     /// Runs `f` once if `interest` is ready, clearing readiness on `WouldBlock`.
@@ -321,4 +394,15 @@ impl AsFd for UdpSocket {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.io.get_ref().as_fd()
     }
+}
+
+/// One `recv_from` into the spare capacity of `buf`.
+fn recv_from_into<B: bytes::BufMut>(buf: &mut B, socket: &mio::net::UdpSocket) -> io::Result<(usize, SocketAddr)> {
+    let mut from = None;
+    let n = crate::registration::recv_into(buf, |b| {
+        let (n, addr) = socket.recv_from(b)?;
+        from = Some(addr);
+        Ok(n)
+    })?;
+    Ok((n, from.expect("set by a successful recv_from")))
 }

@@ -44,6 +44,20 @@ impl From<SocketAddr> for std::os::unix::net::SocketAddr {
     }
 }
 
+/// The abstract address a path names, on Linux: one that starts with a NUL byte (the
+/// rest is the name). `None` for an ordinary path.
+pub(crate) fn abstract_address(path: &Path) -> std::io::Result<Option<std::os::unix::net::SocketAddr>> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        if let Some(name) = path.as_os_str().as_bytes().strip_prefix(b"\0") {
+            use std::os::linux::net::SocketAddrExt;
+            return std::os::unix::net::SocketAddr::from_abstract_name(name).map(Some);
+        }
+    }
+    Ok(None)
+}
+
 /// The credentials of a Unix socket's peer, as the kernel recorded them when the
 /// connection was made (tokio's `net::unix::UCred`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

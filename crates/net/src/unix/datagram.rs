@@ -54,14 +54,25 @@ impl UnixDatagram {
     /// Outside a runtime, as tokio's does.
     #[track_caller]
     pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixDatagram> {
-        UnixDatagram::new(mio::net::UnixDatagram::bind(path)?)
+        let socket = match super::addr::abstract_address(path.as_ref())? {
+            Some(address) => mio::net::UnixDatagram::bind_addr(&address)?,
+            None => mio::net::UnixDatagram::bind(path)?,
+        };
+        UnixDatagram::new(socket)
     }
 
     /// Two connected, unnamed sockets.
     #[track_caller]
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
         let (a, b) = mio::net::UnixDatagram::pair()?;
-        Ok((UnixDatagram::new(a)?, UnixDatagram::new(b)?))
+        let (a, b) = (UnixDatagram::new(a)?, UnixDatagram::new(b)?);
+        // Fresh buffers: writable at once, readable only once the peer sends.
+        for end in [&a, &b] {
+            end.io
+                .registration()?
+                .assume_ready(netloop_reactor::io::Ready::WRITABLE);
+        }
+        Ok((a, b))
     }
 
     /// A socket bound to no address: it can send (with `send_to`, or after
@@ -182,15 +193,17 @@ impl UnixDatagram {
     /// Receives one datagram into the spare capacity of `buf`.
     pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
         std::future::poll_fn(|cx| {
-            self.io
-                .poll_io_shared(cx, Direction::Read, |s| recv_into(buf, |b| s.recv(b)))
+            self.io.poll_io_shared(cx, Direction::Read, |s| {
+                crate::registration::recv_into(buf, |b| s.recv(b))
+            })
         })
         .await
     }
 
     /// [`recv_buf`](Self::recv_buf) without waiting.
     pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        self.io.try_io(Direction::Read, |s| recv_into(buf, |b| s.recv(b)))
+        self.io
+            .try_io(Direction::Read, |s| crate::registration::recv_into(buf, |b| s.recv(b)))
     }
 
     /// Sends `buf` to the socket at `target`.
@@ -235,7 +248,7 @@ impl UnixDatagram {
         let mut from = None;
         let n = std::future::poll_fn(|cx| {
             self.io.poll_io_shared(cx, Direction::Read, |s| {
-                recv_into(buf, |b| {
+                crate::registration::recv_into(buf, |b| {
                     let (n, addr) = s.recv_from(b)?;
                     from = Some(addr);
                     Ok(n)
@@ -250,7 +263,7 @@ impl UnixDatagram {
     pub fn try_recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
         let mut from = None;
         let n = self.io.try_io(Direction::Read, |s| {
-            recv_into(buf, |b| {
+            crate::registration::recv_into(buf, |b| {
                 let (n, addr) = s.recv_from(b)?;
                 from = Some(addr);
                 Ok(n)
@@ -270,20 +283,6 @@ impl UnixDatagram {
     pub async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
         std::future::poll_fn(|cx| self.io.poll_io_shared(cx, interest.direction(), |_| f())).await
     }
-}
-
-/// The largest datagram a Unix socket carries by default (`net.core.wmem_default`
-/// bounds it lower in practice): the most one `recv_buf` takes.
-const MAX_DATAGRAM: usize = 64 * 1024;
-
-/// Runs `recv` into a zeroed buffer as large as `buf`'s spare capacity (up to a
-/// datagram's size) and appends what it received: no uninitialized memory is handed to
-/// the kernel, at the cost of a copy.
-fn recv_into<B: bytes::BufMut>(buf: &mut B, recv: impl FnOnce(&mut [u8]) -> io::Result<usize>) -> io::Result<usize> {
-    let mut tmp = vec![0u8; buf.remaining_mut().min(MAX_DATAGRAM)];
-    let n = recv(&mut tmp)?;
-    buf.put_slice(&tmp[..n]);
-    Ok(n)
 }
 
 impl TryFrom<std::os::unix::net::UnixDatagram> for UnixDatagram {

@@ -30,14 +30,18 @@ impl fmt::Debug for UnixListener {
 
 impl UnixListener {
     /// Listens at `path`. A path that exists (even a stale socket file) is an
-    /// `AddrInUse` error.
+    /// `AddrInUse` error. On Linux a path that starts with a NUL byte names an abstract
+    /// socket (no file).
     ///
     /// # Panics
     ///
     /// Outside a runtime, as tokio's does.
     #[track_caller]
     pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixListener> {
-        UnixListener::new(mio::net::UnixListener::bind(path)?)
+        match super::addr::abstract_address(path.as_ref())? {
+            Some(address) => UnixListener::bind_addr(&address),
+            None => UnixListener::new(mio::net::UnixListener::bind(path)?),
+        }
     }
 
     /// Listens at `address` (a path or, on Linux, an abstract name).

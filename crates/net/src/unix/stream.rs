@@ -46,14 +46,18 @@ impl fmt::Debug for UnixStream {
 
 impl UnixStream {
     /// Connects to the socket at `path`. Nothing listening there is a
-    /// `ConnectionRefused` (or `NotFound`, without the file) error.
+    /// `ConnectionRefused` (or `NotFound`, without the file) error. On Linux a path
+    /// that starts with a NUL byte names an abstract socket.
     ///
     /// # Panics
     ///
     /// Outside a runtime, as tokio's does.
     pub async fn connect<P: AsRef<Path>>(path: P) -> io::Result<UnixStream> {
-        let stream = UnixStream::new(mio::net::UnixStream::connect(path)?)?;
-        stream.finish_connect().await
+        let socket = match super::addr::abstract_address(path.as_ref())? {
+            Some(address) => mio::net::UnixStream::connect_addr(&address)?,
+            None => mio::net::UnixStream::connect(path)?,
+        };
+        UnixStream::new(socket)?.finish_connect().await
     }
 
     /// Connects to the socket at `address` (a path or, on Linux, an abstract name).
@@ -79,7 +83,12 @@ impl UnixStream {
     #[track_caller]
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
         let (a, b) = mio::net::UnixStream::pair()?;
-        Ok((UnixStream::new(a)?, UnixStream::new(b)?))
+        let (a, b) = (UnixStream::new(a)?, UnixStream::new(b)?);
+        // Fresh buffers: writable at once, readable only once the peer writes.
+        for end in [&a, &b] {
+            end.io.registration()?.assume_ready(Ready::WRITABLE);
+        }
+        Ok((a, b))
     }
 
     #[track_caller]

@@ -162,7 +162,10 @@ impl Registration {
             .io
             .ready_now(direction)
             .ok_or_else(|| io::Error::from(io::ErrorKind::WouldBlock))?;
-        if event.is_shutdown {
+        // After the loop shut down, readiness seen before still lets the operation run
+        // (data already in the socket is read, as with tokio); with none left, the
+        // shutdown is the answer rather than a `WouldBlock` that no event will end.
+        if event.is_shutdown && event.ready.is_empty() {
             return Err(shut_down_error());
         }
         match op() {

@@ -1,27 +1,54 @@
 //! The runtime a thread is in: set on every loop thread, and by `enter` / `block_on`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use super::Handle;
 
 thread_local! {
     static CURRENT: RefCell<Option<Handle>> = const { RefCell::new(None) };
+    /// How many guards are alive on this thread: each guard knows its place, so one
+    /// dropped out of turn is caught instead of restoring the wrong runtime.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Restores the previous runtime context when dropped.
+/// Restores the previous runtime context when dropped. Guards nest: they must be
+/// dropped in the reverse order of their creation.
 pub(crate) struct SetGuard {
     prev: Option<Handle>,
+    depth: usize,
 }
 
 pub(crate) fn set(handle: Handle) -> SetGuard {
     let prev = CURRENT.with(|c| c.replace(Some(handle)));
-    SetGuard { prev }
+    let depth = DEPTH.with(|d| {
+        d.set(d.get() + 1);
+        d.get()
+    });
+    SetGuard { prev, depth }
 }
 
 impl Drop for SetGuard {
     fn drop(&mut self) {
+        let Ok(depth) = DEPTH.try_with(Cell::get) else {
+            return; // The thread is exiting: its context is gone.
+        };
+        if self.depth > depth {
+            // Already undone by an outer guard dropped before it (below).
+            return;
+        }
+        // In turn, this restores the context before it. Dropped before the guards
+        // made after it, it undoes them too, then says so: the context is left as it
+        // was before this guard, whatever the later ones do when they are dropped.
         let prev = self.prev.take();
         let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+        let _ = DEPTH.try_with(|d| d.set(self.depth - 1));
+        if self.depth < depth && !std::thread::panicking() {
+            panic!(
+                "`EnterGuard` values dropped out of order. Guards returned by \
+                 `netloop::runtime::Handle::enter()` must be dropped in the reverse \
+                 order as they were acquired."
+            );
+        }
     }
 }
 
