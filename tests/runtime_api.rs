@@ -786,3 +786,28 @@ fn enter_guards_dropped_out_of_order_panic() {
         assert!(Handle::try_current().is_err());
     });
 }
+
+#[test]
+fn block_on_after_shutdown_runs_the_future_but_timers_panic() {
+    test_body(|| {
+        for rt in [current(), multi()] {
+            let handle = rt.handle().clone();
+            let sleep = {
+                let _enter = rt.enter();
+                time::sleep(Duration::from_millis(10))
+            };
+            rt.shutdown_timeout(WAIT);
+            // A future that needs no loop still completes, as on tokio.
+            assert_eq!(handle.block_on(async { 7 }), 7);
+            // A timer cannot fire any more: polling one panics with tokio's message.
+            let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle.block_on(sleep)))
+                .expect_err("a sleep on a shut-down runtime panics");
+            let msg = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or_default();
+            assert!(msg.contains("it is being shutdown"), "{msg}");
+        }
+    });
+}

@@ -220,7 +220,8 @@ impl Handle {
         if EventLoopHandle::current().is_some() || IN_BLOCK_ON.get() {
             panic!(
                 "Cannot start a runtime from within a runtime. This happens because a function (like `block_on`) \
-                 attempted to block the current thread while the thread is being used to drive asynchronous tasks."
+                 attempted to block the current thread while the thread is being used to drive asynchronous tasks. \
+                 If you are in an async function, use `.await` on the future instead of blocking on it."
             );
         }
         let _blocking = InBlockOn::enter();
@@ -277,7 +278,9 @@ impl Handle {
 
     fn drive_with<F: Future>(&self, _turn: DriverTurn<'_>, future: Pin<&mut F>) -> F::Output {
         let Some(event_loop) = self.inner.group.take_loop(0) else {
-            panic!("the runtime has been shut down");
+            // Shut down: no loop to drive. The future still runs (as on tokio); I/O and
+            // timers in it fail with the runtime-shutdown error.
+            return park_on(future);
         };
         // Give the loop back even if the future panics.
         struct PutBack<'a> {

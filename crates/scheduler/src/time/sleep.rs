@@ -14,6 +14,9 @@ use netloop_reactor::{EventLoopHandle, ScheduledHandle};
 use super::Instant;
 use crate::runtime::{Handle, NO_RUNTIME};
 
+/// tokio's panic message for a timer used after its runtime shut down.
+const RUNTIME_SHUTTING_DOWN: &str = "A Tokio 1.x context was found, but it is being shutdown.";
+
 /// What the loop's heap holds for one registered timer: firing it records the fact
 /// and wakes whichever task polled the `Sleep` last (it may have moved).
 struct Fire {
@@ -143,6 +146,8 @@ impl Future for Sleep {
             return Poll::Ready(());
         }
         match &this.registered {
+            // Its loop ended before the timer fired: it never will.
+            Some(_) if this.event_loop.is_terminated() => panic!("{RUNTIME_SHUTTING_DOWN}"),
             Some(r) => {
                 let mut slot = r.fire.waker.lock().unwrap_or_else(|e| e.into_inner());
                 match &*slot {
@@ -168,11 +173,10 @@ impl Future for Sleep {
                     .schedule_wake(this.deadline.into_std(), Waker::from(fire.clone()))
                 {
                     Ok(entry) => this.registered = Some(Registered { fire, entry }),
-                    // The loop has shut down: no timer can fire. Like tokio after its
-                    // runtime shut down, the sleep never completes.
-                    Err(_) => {
-                        tracing::debug!(target: "netloop::time", "timer on a shut-down event loop never fires")
-                    }
+                    // No loop will ever fire this timer: fail loudly, with tokio's words.
+                    Err(e) if e.is_shutdown() => panic!("{RUNTIME_SHUTTING_DOWN}"),
+                    // A full inbox: retry on the next poll.
+                    Err(_) => cx.waker().wake_by_ref(),
                 }
             }
         }
