@@ -14,6 +14,7 @@ mod addr;
 pub mod io;
 mod registration;
 mod serve;
+pub mod signal;
 pub mod tcp;
 mod udp;
 pub mod unix;

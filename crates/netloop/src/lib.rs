@@ -36,6 +36,7 @@
 
 pub use netloop_macros::{main, test};
 pub use netloop_net::io;
+pub use netloop_net::signal;
 pub use netloop_scheduler::task::spawn;
 pub use netloop_scheduler::{runtime, task, task_local, time};
 
