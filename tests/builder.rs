@@ -266,10 +266,44 @@ fn enable_all_io_and_time_are_accepted() {
                 assert_eq!(netloop::spawn(async { 3 }).await.unwrap(), 3);
             });
         }
-        // Time works without enabling it (it is always on).
-        let rt = Builder::new_current_thread().build().unwrap();
-        rt.block_on(async { time::sleep(Duration::from_millis(1)).await });
         assert!(!format!("{:?}", Builder::new_multi_thread()).is_empty());
+    });
+}
+
+/// The panic message of `f`, which must panic.
+fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let panic = std::panic::catch_unwind(f).expect_err("expected a panic");
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn timers_and_sockets_need_enable_time_and_enable_io_as_on_tokio() {
+    test_body(|| {
+        let time_only = Builder::new_current_thread().enable_time().build().unwrap();
+        time_only.block_on(async { time::sleep(Duration::from_millis(1)).await });
+        let msg = panic_message(|| {
+            time_only.block_on(async {
+                let _ = netloop::net::TcpListener::bind("127.0.0.1:0").await;
+            })
+        });
+        assert!(msg.contains("IO is disabled. Call `enable_io`"), "{msg}");
+
+        let io_only = Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_io()
+            .build()
+            .unwrap();
+        io_only.block_on(async { netloop::net::TcpListener::bind("127.0.0.1:0").await.unwrap() });
+        let msg = panic_message(|| io_only.block_on(async { drop(time::sleep(Duration::from_millis(1))) }));
+        assert!(msg.contains("timers are disabled. Call `enable_time`"), "{msg}");
+        // Spawned tasks see the same runtime: the panic is the task's.
+        let task = io_only.spawn(async { drop(time::sleep(Duration::from_millis(1))) });
+        let err = io_only.block_on(task).unwrap_err();
+        assert!(err.is_panic());
     });
 }
 

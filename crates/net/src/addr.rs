@@ -47,7 +47,7 @@ impl Resolve {
 /// system resolver on the blocking pool.
 ///
 /// ```
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// let addrs: Vec<_> = netloop_net::lookup_host("127.0.0.1:8080").await?.collect();
 /// assert_eq!(addrs, ["127.0.0.1:8080".parse().unwrap()]);

@@ -24,7 +24,7 @@ use crate::registration::register;
 /// ```
 /// use netloop_net::UdpSocket;
 ///
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// let a = UdpSocket::bind("127.0.0.1:0").await?;
 /// let b = UdpSocket::bind("127.0.0.1:0").await?;

@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 mod blocking;
+pub mod drivers;
 mod group;
 pub mod placement;
 pub mod runtime;

@@ -135,7 +135,13 @@ pub(crate) fn spawn_loop_of(handle: &Handle) -> &EventLoopHandle {
 
 /// The loop a new socket registers with now: this thread's loop, else the current
 /// runtime's next. An error (not a panic) outside a runtime, naming what to do.
+///
+/// # Panics
+///
+/// On a runtime built without `enable_io`, with tokio's message.
+#[track_caller]
 pub fn registration_loop() -> io::Result<EventLoopHandle> {
+    crate::drivers::require_io();
     if let Some(current) = EventLoopHandle::current() {
         return Ok(current);
     }

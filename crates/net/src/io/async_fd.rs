@@ -52,7 +52,7 @@ impl Source for FdSource {
 /// use std::os::unix::net::UnixStream;
 /// use netloop_net::io::unix::AsyncFd;
 ///
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// let (a, mut b) = UnixStream::pair()?;
 /// a.set_nonblocking(true)?;

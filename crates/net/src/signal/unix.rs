@@ -133,10 +133,11 @@ pub struct Signal {
 ///
 /// # Panics
 ///
-/// Outside a netloop runtime's context.
+/// Outside a netloop runtime's context, or in one built without `enable_io`.
 #[track_caller]
 pub fn signal(kind: SignalKind) -> io::Result<Signal> {
     let handle = Handle::current();
+    netloop_scheduler::drivers::require_io();
     let signum = kind.0;
     if signum <= 0 || signal_hook_registry::FORBIDDEN.contains(&signum) {
         return Err(io::Error::other(format!("Refusing to register signal {signum}")));

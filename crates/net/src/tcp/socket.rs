@@ -24,7 +24,7 @@ use super::{TcpListener, TcpStream};
 /// ```
 /// use netloop_net::TcpSocket;
 ///
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// let socket = TcpSocket::new_v4()?;
 /// socket.set_reuseaddr(true)?;

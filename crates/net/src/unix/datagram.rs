@@ -24,7 +24,7 @@ use crate::registration::register;
 /// ```
 /// use netloop_net::UnixDatagram;
 ///
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// let (a, b) = UnixDatagram::pair()?;
 /// a.send(b"ping").await?;

@@ -23,7 +23,7 @@ use crate::registration::register;
 /// use netloop_net::io::{AsyncReadExt, AsyncWriteExt};
 /// use netloop_net::unix::UnixStream;
 ///
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// let (mut a, mut b) = UnixStream::pair()?;
 /// a.write_all(b"ping").await?;

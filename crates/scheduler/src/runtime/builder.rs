@@ -198,20 +198,24 @@ impl Builder {
         self
     }
 
-    /// Enables I/O and time. In netloop both are always on; kept for tokio code.
+    /// Enables I/O and time: sockets, signals and timers may be created on this runtime.
+    ///
+    /// netloop's loops always poll for I/O and timers; as in tokio, creating a socket
+    /// or signal without `enable_io`, or a timer without `enable_time`, panics, so a
+    /// program behaves the same on both runtimes.
     pub fn enable_all(&mut self) -> &mut Self {
         self.enable_io = true;
         self.enable_time = true;
         self
     }
 
-    /// Enables I/O (always on in netloop).
+    /// Enables sockets and signals (see [`enable_all`](Self::enable_all)).
     pub fn enable_io(&mut self) -> &mut Self {
         self.enable_io = true;
         self
     }
 
-    /// Enables time (always on in netloop).
+    /// Enables timers (see [`enable_all`](Self::enable_all)).
     pub fn enable_time(&mut self) -> &mut Self {
         self.enable_time = true;
         self
@@ -390,6 +394,8 @@ impl Builder {
             shutdown_timeout,
             id: Id::from_group(group_no),
             name: self.name.clone(),
+            io_enabled: self.enable_io,
+            time_enabled: self.enable_time,
         });
         let _ = weak.set(Arc::downgrade(&rt.handle().inner));
         if self.start_paused {

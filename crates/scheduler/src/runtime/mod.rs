@@ -104,6 +104,10 @@ pub(crate) struct Inner {
     shutdown_timeout: Duration,
     id: Id,
     name: Option<String>,
+    /// `Builder::enable_io` was called: sockets and signals may be created.
+    io_enabled: bool,
+    /// `Builder::enable_time` was called: timers may be created.
+    time_enabled: bool,
 }
 
 /// A handle to a runtime: spawn onto it, enter it, block on it (tokio's `Handle`).
@@ -347,6 +351,16 @@ impl Handle {
     /// Calls `f` with the runtime this thread is in, borrowed (no reference-count
     /// traffic, unlike [`current`](Self::current)). Panics outside a runtime.
     #[track_caller]
+    /// Whether the builder enabled I/O (see [`crate::drivers`]).
+    pub(crate) fn io_enabled(&self) -> bool {
+        self.inner.io_enabled
+    }
+
+    /// Whether the builder enabled timers (see [`crate::drivers`]).
+    pub(crate) fn time_enabled(&self) -> bool {
+        self.inner.time_enabled
+    }
+
     pub(crate) fn with_current<R>(f: impl FnOnce(&Handle) -> R) -> R {
         match Handle::try_with_current(f) {
             Some(out) => out,
@@ -514,6 +528,8 @@ pub(crate) struct Parts {
     pub(crate) shutdown_timeout: Duration,
     pub(crate) id: Id,
     pub(crate) name: Option<String>,
+    pub(crate) io_enabled: bool,
+    pub(crate) time_enabled: bool,
 }
 
 /// The netloop runtime (tokio's `Runtime`): a group of event loops plus a blocking
@@ -544,6 +560,8 @@ impl Runtime {
             shutdown_timeout,
             id,
             name,
+            io_enabled,
+            time_enabled,
         } = parts;
         Runtime {
             handle: Handle {
@@ -557,6 +575,8 @@ impl Runtime {
                     shutdown_timeout,
                     id,
                     name,
+                    io_enabled,
+                    time_enabled,
                 }),
             },
             shut_down: false,

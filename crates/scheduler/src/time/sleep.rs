@@ -66,6 +66,7 @@ impl fmt::Debug for Sleep {
 /// The loop a new timer belongs to.
 #[track_caller]
 fn timer_loop() -> EventLoopHandle {
+    crate::drivers::require_time();
     if let Some(current) = EventLoopHandle::current() {
         return current;
     }

@@ -152,7 +152,7 @@ impl CopyBuffer {
 /// `WriteZero` error.
 ///
 /// ```
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// let mut reader: &[u8] = b"hello";
 /// let mut writer: Vec<u8> = Vec::new();

@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufRead, AsyncWrite};
 /// of its own: it writes straight from the reader's.
 ///
 /// ```
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// let mut reader: &[u8] = b"hello";
 /// let mut writer: Vec<u8> = Vec::new();

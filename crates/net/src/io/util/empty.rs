@@ -22,7 +22,7 @@ pub struct Empty {
 /// still lets the other tasks of its loop run.
 ///
 /// ```
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// use netloop_net::io::AsyncReadExt;
 /// let mut out = Vec::new();

@@ -58,7 +58,7 @@ impl Wakeups {
 /// If `max_buf_size` is zero: nothing could ever be written.
 ///
 /// ```
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// use netloop_net::io::{AsyncReadExt, AsyncWriteExt};
 /// let (mut rx, mut tx) = netloop_net::io::simplex(64);
@@ -231,7 +231,7 @@ pub struct DuplexStream {
 /// If `max_buf_size` is zero.
 ///
 /// ```
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// use netloop_net::io::{AsyncReadExt, AsyncWriteExt};
 /// let (mut client, mut server) = netloop_net::io::duplex(64);

@@ -22,7 +22,7 @@ pub struct Repeat {
 /// forever still lets the other tasks of its loop run.
 ///
 /// ```
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// use netloop_net::io::AsyncReadExt;
 /// let mut buf = [0u8; 3];

@@ -21,7 +21,7 @@ pub struct Sink {
 /// writes to it forever still lets the other tasks of its loop run.
 ///
 /// ```
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().build()?;
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
 /// # rt.block_on(async {
 /// use netloop_net::io::AsyncWriteExt;
 /// let n = netloop_net::io::sink().write(b"gone").await?;
