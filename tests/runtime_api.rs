@@ -513,6 +513,7 @@ fn park_hooks_run_on_the_loop_thread_as_it_blocks_and_wakes() {
             .on_thread_unpark(move || {
                 u.fetch_add(1, Ordering::SeqCst);
             })
+            .enable_all()
             .build()
             .unwrap();
         // The task waits on a timer: its loop blocks, then the timer wakes it.
@@ -677,6 +678,7 @@ fn max_io_events_per_busy_tick_zero_is_an_error_and_one_serves_every_connection(
         assert!(err.to_string().contains("max_io_events_per_busy_tick"), "{err}");
         let rt = netloop::runtime::Builder::new_current_thread()
             .max_io_events_per_busy_tick(1)
+            .enable_all()
             .build()
             .unwrap();
         rt.block_on(async {

@@ -905,3 +905,41 @@ fn block_in_place_may_block_on_and_its_spawns_go_to_another_loop() {
         assert_ne!(outer, spawned_on, "the spawn went to the loop that was free");
     });
 }
+
+/// A task that yields (or spends its whole budget) runs again only after its loop has
+/// polled for I/O, so an I/O-driven task it waits on makes progress between its turns.
+#[test]
+fn yield_and_spent_budget_run_again_only_after_the_loop_polls_io() {
+    test_body(|| {
+        for spend_budget in [false, true] {
+            for rt in [current(), multi()] {
+                let spawned = rt.spawn(async move {
+                    let listener = netloop::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                    let addr = listener.local_addr().unwrap();
+                    let accepted = Arc::new(AtomicBool::new(false));
+                    let flag = accepted.clone();
+                    // Spawned from a loop task: it runs on this task's loop.
+                    netloop::spawn(async move {
+                        let _ = listener.accept().await.unwrap();
+                        flag.store(true, Ordering::SeqCst);
+                    });
+                    task::yield_now().await; // the acceptor waits for readiness now
+                    let _client = std::net::TcpStream::connect(addr).unwrap();
+                    let mut turns = 0;
+                    while !accepted.load(Ordering::SeqCst) {
+                        if spend_budget {
+                            for _ in 0..128 {
+                                task::consume_budget().await;
+                            }
+                        } else {
+                            task::yield_now().await;
+                        }
+                        turns += 1;
+                        assert!(turns <= 2, "took {turns} turns without the loop seeing the connection");
+                    }
+                });
+                rt.block_on(spawned).unwrap();
+            }
+        }
+    });
+}

@@ -70,7 +70,7 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     CURRENT.with(|c| match c.get() {
         None => Poll::Ready(RestoreOnPending(Cell::new(None))),
         Some(0) => {
-            cx.waker().wake_by_ref();
+            crate::defer(cx.waker());
             Poll::Pending
         }
         Some(n) => {

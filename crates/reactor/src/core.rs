@@ -62,6 +62,8 @@ pub(crate) struct Local {
     pub(crate) run_queue: RefCell<RunQueue>,
     pub(crate) scheduled: RefCell<ScheduledQueue>,
     pub(crate) tail: RefCell<Vec<TailTask>>,
+    /// Wakers to wake after the next I/O poll (see `defer`).
+    deferred: RefCell<Vec<Waker>>,
     /// Wakers of every live future spawned here, so termination can close them all on
     /// this thread. `None` once the loop terminated.
     pub(crate) tasks: RefCell<Option<Slab<LiveTask>>>,
@@ -78,6 +80,7 @@ impl Local {
             run_queue: RefCell::new(RunQueue::with_capacity(256)),
             scheduled: RefCell::new(ScheduledQueue::default()),
             tail: RefCell::new(Vec::new()),
+            deferred: RefCell::new(Vec::new()),
             tasks: RefCell::new(Some(Slab::new())),
             state: Cell::new(LoopState::NotStarted),
             blocks: LocalBlocks::default(),
@@ -147,6 +150,44 @@ impl Local {
     #[inline]
     pub(crate) fn run_queue_len(&self) -> usize {
         peek(&self.run_queue, RunQueue::len)
+    }
+
+    /// Wakers waiting for the next I/O poll.
+    #[inline]
+    pub(crate) fn deferred_len(&self) -> usize {
+        peek(&self.deferred, Vec::len)
+    }
+
+    /// Keeps `waker` for [`wake_deferred`](Self::wake_deferred); a task that yields
+    /// twice in a row is kept once.
+    pub(crate) fn defer(&self, waker: &Waker) {
+        let mut deferred = self.deferred.borrow_mut();
+        if !deferred.last().is_some_and(|last| last.will_wake(waker)) {
+            deferred.push(waker.clone());
+        }
+    }
+
+    /// Wakes every deferred waker; called once the loop has processed its I/O.
+    /// Invariant: no `deferred` borrow is held while a waker runs (a wake may defer).
+    pub(crate) fn wake_deferred(&self) {
+        if self.deferred_len() == 0 {
+            return;
+        }
+        let mut woken = std::mem::take(&mut *self.deferred.borrow_mut());
+        for waker in woken.drain(..) {
+            waker.wake();
+        }
+        // Keep the allocation for the next iteration unless a wake deferred again.
+        let mut deferred = self.deferred.borrow_mut();
+        if deferred.is_empty() {
+            *deferred = woken;
+        }
+    }
+
+    /// Drops the deferred wakers unwoken: the loop is terminating.
+    pub(crate) fn clear_deferred(&self) {
+        let dropped = std::mem::take(&mut *self.deferred.borrow_mut());
+        drop(dropped);
     }
 
     /// Tail tasks waiting for the end of the iteration.

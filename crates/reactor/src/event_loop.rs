@@ -293,6 +293,7 @@ impl Driver {
         core.local.run_queue_len() != 0
             || !core.shared.inbox.is_empty()
             || core.local.tail_len() != 0
+            || core.local.deferred_len() != 0
             || extra_ready.is_some_and(|woken| woken.load(Acquire))
             || (self.graceful_start.is_none() && core.shared.state() >= LoopState::ShuttingDown)
     }
@@ -376,6 +377,8 @@ impl Driver {
             && self.ready_tasks(core) + 2 * self.selector.event_count() >= CLOCK_CHECK_INTERVAL as usize)
             .then(clock::now);
         let (io_events, wakeups) = self.process_io(core);
+        // What yielded in the last iteration runs again now that I/O has been seen.
+        core.local.wake_deferred();
 
         // 3. Run tasks under the I/O ratio.
         let ran = if self.io_ratio == 100 {
@@ -817,6 +820,7 @@ impl Driver {
                 .unwrap_or_else(|e| e.into_inner())
                 .as_ref()
                 .map_or(0, Vec::len);
+        core.local.clear_deferred();
         // Wake every live task; with the state Terminated, each wake drops the task's
         // runnable right here, which drops its future.
         core.local.close_live_tasks();

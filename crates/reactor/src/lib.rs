@@ -75,6 +75,7 @@ mod config;
 mod context;
 pub mod coop;
 mod core;
+mod defer;
 mod error;
 mod event_loop;
 mod handle;
@@ -100,6 +101,7 @@ pub use config::{
     DEFAULT_SHUTDOWN_TIMEOUT, EventLoopBuilder, MAX_IDLE_SPIN,
 };
 pub use context::outside_loop;
+pub use defer::defer;
 pub use error::{
     AwaitTerminationError, ConfigError, DriveError, LoopShutDown, RejectReason, RejectedExecution, ScheduleError,
     SpawnLocalError, is_loop_shut_down,

@@ -139,7 +139,7 @@ pub async fn yield_now() {
             std::task::Poll::Ready(())
         } else {
             yielded = true;
-            cx.waker().wake_by_ref();
+            netloop_reactor::defer(cx.waker());
             std::task::Poll::Pending
         }
     })
