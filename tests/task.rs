@@ -943,3 +943,28 @@ fn yield_and_spent_budget_run_again_only_after_the_loop_polls_io() {
         }
     });
 }
+
+/// `block_in_place` holds up its loop's next I/O poll, so what yielded on that loop is
+/// woken before the blocking closure runs, not after.
+#[test]
+fn block_in_place_first_wakes_what_yielded_on_its_loop() {
+    struct Count(AtomicUsize);
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    test_body(|| {
+        let rt = multi();
+        let task = rt.spawn(async {
+            let count = Arc::new(Count(AtomicUsize::new(0)));
+            let waker = std::task::Waker::from(count.clone());
+            let mut yielded = std::pin::pin!(task::yield_now());
+            let mut cx = std::task::Context::from_waker(&waker);
+            assert!(yielded.as_mut().poll(&mut cx).is_pending());
+            assert_eq!(count.0.load(Ordering::SeqCst), 0, "deferred, not woken yet");
+            task::block_in_place(|| count.0.load(Ordering::SeqCst))
+        });
+        assert_eq!(rt.block_on(task).unwrap(), 1);
+    });
+}

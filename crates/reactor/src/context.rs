@@ -42,8 +42,14 @@ impl Drop for EnterGuard<'_> {
 /// a panic): for blocking work on a loop thread (`block_in_place`), which may start
 /// another runtime or block on a future. Meanwhile everything this thread submits to
 /// its loop takes the cross-thread path (the inbox), and runs once `f` has returned
-/// and the loop goes on.
+/// and the loop goes on. Wakes deferred until the loop's next I/O poll are made
+/// first: that poll now waits for `f`, and a waker must not wait on blocking work.
 pub fn outside_loop<R>(f: impl FnOnce() -> R) -> R {
+    with_core(|core| {
+        if let Some(core) = core {
+            core.local.wake_deferred();
+        }
+    });
     struct Restore(*const Core);
     impl Drop for Restore {
         fn drop(&mut self) {
