@@ -42,7 +42,7 @@ TEST_TIMEOUT = int(os.environ.get("CONFORMANCE_TEST_TIMEOUT", "10"))
 # stream, the test helpers) stays tokio's own, as the issue defines the exercise.
 NETLOOP_ITEMS = {
     "runtime", "task", "time", "net", "io", "spawn", "main", "test", "select", "join",
-    "try_join", "pin", "task_local", "signal",
+    "try_join", "pin", "task_local", "signal", "fs",
 }
 
 
@@ -128,6 +128,9 @@ version = "0.0.0"
 edition = "2021"
 publish = false
 autotests = false
+# tokio's tests run in tokio's crate directory; some read its manifest (`Cargo.toml`)
+# and look for tokio's homepage in it.
+homepage = "https://tokio.rs"
 
 # The cfg(feature = ...) gates of tokio's tests, all on.
 [features]
@@ -136,10 +139,8 @@ default = {json.dumps(features)}
 
 [dependencies]
 netloop = {{ path = {json.dumps(netloop)}, features = ["test-util"] }}
-# tokio's own: sync (left real), what tokio-test needs, and fs, so that a file mixing
-# tokio::fs with runtime tests compiles; its fs tests fail (they need tokio's runtime)
-# until netloop has an fs module.
-tokio = {{ version = "={TOKIO_VERSION}", features = ["sync", "macros", "io-util", "rt", "time", "fs"] }}
+# tokio's own: sync (left real) and what tokio-test needs.
+tokio = {{ version = "={TOKIO_VERSION}", features = ["sync", "macros", "io-util", "rt", "time"] }}
 # tokio's tests name its own dependencies as crates too.
 bytes = "1"
 pin-project-lite = "0.2"

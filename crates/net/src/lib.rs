@@ -11,6 +11,7 @@
 #[macro_use]
 mod byte_stream;
 mod addr;
+pub mod fs;
 pub mod io;
 mod registration;
 mod serve;

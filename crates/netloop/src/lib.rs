@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 
 pub use netloop_macros::{main, test};
+pub use netloop_net::fs;
 pub use netloop_net::io;
 pub use netloop_net::signal;
 pub use netloop_scheduler::task::spawn;

@@ -1,0 +1,45 @@
+//! [`DirBuilder`]: `std::fs::DirBuilder` on the blocking pool.
+
+use std::io;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::Path;
+
+use super::asyncify;
+
+/// Creates directories with options: recursive creation, permissions (tokio's
+/// `DirBuilder`).
+#[derive(Debug, Default)]
+pub struct DirBuilder {
+    recursive: bool,
+    mode: Option<u32>,
+}
+
+impl DirBuilder {
+    /// A builder that creates one directory with the default permissions.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Also create missing parents (and succeed if the directory exists).
+    pub fn recursive(&mut self, recursive: bool) -> &mut Self {
+        self.recursive = recursive;
+        self
+    }
+
+    /// The permission bits of the new directories (before the umask).
+    pub fn mode(&mut self, mode: u32) -> &mut Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// Creates the directory `path` as configured.
+    pub async fn create(&self, path: impl AsRef<Path>) -> io::Result<()> {
+        let path = path.as_ref().to_owned();
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(self.recursive);
+        if let Some(mode) = self.mode {
+            builder.mode(mode);
+        }
+        asyncify(move || builder.create(path)).await
+    }
+}

@@ -1,0 +1,97 @@
+//! [`OpenOptions`]: `std::fs::OpenOptions`, opening on the blocking pool.
+
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use super::{File, asyncify};
+
+/// How to open a file: for reading, writing, appending, creating... (tokio's
+/// `OpenOptions`, wrapping the standard library's).
+#[derive(Clone, Debug)]
+pub struct OpenOptions(std::fs::OpenOptions);
+
+impl OpenOptions {
+    /// Options with everything off: set at least `read`, `write` or `append`.
+    pub fn new() -> OpenOptions {
+        OpenOptions(std::fs::OpenOptions::new())
+    }
+
+    /// Open for reading.
+    pub fn read(&mut self, read: bool) -> &mut OpenOptions {
+        self.0.read(read);
+        self
+    }
+
+    /// Open for writing (from the start, overwriting, unless `append`).
+    pub fn write(&mut self, write: bool) -> &mut OpenOptions {
+        self.0.write(write);
+        self
+    }
+
+    /// Open for writing at the end, whatever the position.
+    pub fn append(&mut self, append: bool) -> &mut OpenOptions {
+        self.0.append(append);
+        self
+    }
+
+    /// Truncate an existing file to length 0 (needs `write`).
+    pub fn truncate(&mut self, truncate: bool) -> &mut OpenOptions {
+        self.0.truncate(truncate);
+        self
+    }
+
+    /// Create the file if it does not exist (needs `write` or `append`).
+    pub fn create(&mut self, create: bool) -> &mut OpenOptions {
+        self.0.create(create);
+        self
+    }
+
+    /// Create the file, failing if it exists (atomically; needs `write` or `append`).
+    pub fn create_new(&mut self, create_new: bool) -> &mut OpenOptions {
+        self.0.create_new(create_new);
+        self
+    }
+
+    /// The permission bits of a created file (before the umask).
+    pub fn mode(&mut self, mode: u32) -> &mut OpenOptions {
+        self.0.mode(mode);
+        self
+    }
+
+    /// Extra `open(2)` flags (`libc::O_*`), or-ed with those the options imply.
+    pub fn custom_flags(&mut self, flags: i32) -> &mut OpenOptions {
+        self.0.custom_flags(flags);
+        self
+    }
+
+    /// Opens `path` with these options.
+    ///
+    /// # Errors
+    ///
+    /// The OS's: the file is missing (without `create`), exists (with `create_new`),
+    /// permission is denied, the options are contradictory (`InvalidInput`)...
+    pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
+        let path = path.as_ref().to_owned();
+        let options = self.0.clone();
+        let std = asyncify(move || options.open(path)).await?;
+        Ok(File::from_std(std))
+    }
+
+    /// The standard library's options, to configure what this type does not expose.
+    pub fn as_inner_mut(&mut self) -> &mut std::fs::OpenOptions {
+        &mut self.0
+    }
+}
+
+impl From<std::fs::OpenOptions> for OpenOptions {
+    fn from(options: std::fs::OpenOptions) -> OpenOptions {
+        OpenOptions(options)
+    }
+}
+
+impl Default for OpenOptions {
+    fn default() -> OpenOptions {
+        OpenOptions::new()
+    }
+}
