@@ -42,7 +42,7 @@ TEST_TIMEOUT = int(os.environ.get("CONFORMANCE_TEST_TIMEOUT", "10"))
 # stream, the test helpers) stays tokio's own, as the issue defines the exercise.
 NETLOOP_ITEMS = {
     "runtime", "task", "time", "net", "io", "spawn", "main", "test", "select", "join",
-    "try_join", "pin", "task_local", "signal", "fs",
+    "try_join", "pin", "task_local", "signal", "fs", "process",
 }
 
 

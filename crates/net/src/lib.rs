@@ -13,6 +13,7 @@ mod byte_stream;
 mod addr;
 pub mod fs;
 pub mod io;
+pub mod process;
 mod registration;
 mod serve;
 pub mod signal;

@@ -37,6 +37,7 @@
 pub use netloop_macros::{main, test};
 pub use netloop_net::fs;
 pub use netloop_net::io;
+pub use netloop_net::process;
 pub use netloop_net::signal;
 pub use netloop_scheduler::task::spawn;
 pub use netloop_scheduler::{runtime, task, task_local, time};

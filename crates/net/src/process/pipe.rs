@@ -1,0 +1,135 @@
+//! A child's standard streams as non-blocking pipes on the loop: [`ChildStdin`],
+//! [`ChildStdout`], [`ChildStderr`].
+
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use mio::unix::pipe::{Receiver, Sender};
+use netloop_reactor::io::PollEvented;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::registration::register;
+
+macro_rules! pipe_type {
+    ($Name:ident, $Std:ty, $Mio:ty, $interest:expr, $doc:literal) => {
+        #[doc = $doc]
+        #[derive(Debug)]
+        pub struct $Name {
+            io: PollEvented<$Mio>,
+        }
+
+        impl $Name {
+            /// Registers a standard-library pipe end with this thread's loop (or the
+            /// runtime's next), making it non-blocking.
+            ///
+            /// # Panics
+            ///
+            /// Outside a runtime, or in one built without `enable_io`.
+            #[track_caller]
+            pub fn from_std(inner: $Std) -> io::Result<Self> {
+                let pipe = <$Mio>::from(inner);
+                pipe.set_nonblocking(true)?;
+                Ok($Name {
+                    io: register(pipe, $interest)?,
+                })
+            }
+
+            /// Deregisters the pipe and gives back its descriptor, in blocking mode
+            /// again, for a `Stdio` of another child.
+            pub fn into_owned_fd(self) -> io::Result<OwnedFd> {
+                let pipe = self.io.into_inner()?;
+                pipe.set_nonblocking(false)?;
+                Ok(OwnedFd::from(pipe))
+            }
+        }
+
+        impl AsRawFd for $Name {
+            fn as_raw_fd(&self) -> RawFd {
+                self.io.get_ref().as_raw_fd()
+            }
+        }
+
+        impl AsFd for $Name {
+            fn as_fd(&self) -> BorrowedFd<'_> {
+                // SAFETY: the descriptor is owned by `self.io` and lives as long as `self`.
+                unsafe { BorrowedFd::borrow_raw(self.as_raw_fd()) }
+            }
+        }
+
+        impl TryFrom<$Name> for std::process::Stdio {
+            type Error = io::Error;
+
+            fn try_from(pipe: $Name) -> io::Result<std::process::Stdio> {
+                pipe.into_owned_fd().map(std::process::Stdio::from)
+            }
+        }
+    };
+}
+
+pipe_type!(
+    ChildStdin,
+    std::process::ChildStdin,
+    Sender,
+    mio::Interest::WRITABLE,
+    "The write end of a child's standard input (tokio's `ChildStdin`); dropping it closes the child's input."
+);
+pipe_type!(
+    ChildStdout,
+    std::process::ChildStdout,
+    Receiver,
+    mio::Interest::READABLE,
+    "The read end of a child's standard output (tokio's `ChildStdout`)."
+);
+pipe_type!(
+    ChildStderr,
+    std::process::ChildStderr,
+    Receiver,
+    mio::Interest::READABLE,
+    "The read end of a child's standard error (tokio's `ChildStderr`)."
+);
+
+impl AsyncWrite for ChildStdin {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_write_io(cx, |pipe| (&*pipe).write(buf))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.io.poll_write_io(cx, |pipe| (&*pipe).write_vectored(bufs))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+fn poll_read_pipe(io: &PollEvented<Receiver>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    let n = std::task::ready!(io.poll_read_io(cx, |pipe| (&*pipe).read(buf.initialize_unfilled())))?;
+    buf.advance(n);
+    Poll::Ready(Ok(()))
+}
+
+impl AsyncRead for ChildStdout {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        poll_read_pipe(&self.io, cx, buf)
+    }
+}
+
+impl AsyncRead for ChildStderr {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        poll_read_pipe(&self.io, cx, buf)
+    }
+}
