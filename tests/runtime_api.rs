@@ -813,3 +813,48 @@ fn block_on_after_shutdown_runs_the_future_but_timers_panic() {
         }
     });
 }
+
+#[test]
+fn a_current_thread_runtimes_tasks_see_it_as_current_when_dropped_with_it() {
+    struct SeesRuntime(mpsc::Sender<bool>);
+    impl Drop for SeesRuntime {
+        fn drop(&mut self) {
+            let _ = self.0.send(Handle::try_current().is_ok());
+        }
+    }
+    test_body(|| {
+        let (tx, rx) = mpsc::channel();
+        let rt = current();
+        let guard = SeesRuntime(tx);
+        // Never polled: the runtime's loop never ran before the drop.
+        drop(rt.spawn(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await
+        }));
+        drop(rt);
+        assert_eq!(rx.recv_timeout(WAIT), Ok(true));
+    });
+}
+
+#[test]
+fn work_made_by_the_park_hook_runs_before_the_loop_sleeps() {
+    test_body(|| {
+        let woken = Arc::new(AtomicBool::new(false));
+        let notify = Arc::new(tokio::sync::Notify::new());
+        let (w, n) = (woken.clone(), notify.clone());
+        let rt = netloop::runtime::Builder::new_current_thread()
+            .enable_all()
+            .on_thread_park(move || {
+                // The first park spawns a task that wakes block_on's future: without a
+                // second look the loop would sleep with it queued, for good.
+                if !w.swap(true, Ordering::SeqCst) {
+                    let n = n.clone();
+                    netloop::spawn(async move { n.notify_one() });
+                }
+            })
+            .build()
+            .unwrap();
+        rt.block_on(notify.notified());
+        assert!(woken.load(Ordering::SeqCst));
+    });
+}

@@ -350,7 +350,7 @@ impl Driver {
                 Some(polled)
             } else {
                 blocked = before.zip(timeout);
-                Some(self.park(shared, timeout))
+                Some(self.park(core, timeout, extra_ready))
             };
             shared.next_wakeup.set_awake();
             polled
@@ -430,12 +430,24 @@ impl Driver {
 
     /// The blocking select of an idle loop, between the park hooks, counted as a park
     /// and an unpark.
-    fn park(&mut self, shared: &Shared, timeout: Option<Duration>) -> std::io::Result<()> {
+    fn park(
+        &mut self,
+        core: &Core,
+        timeout: Option<Duration>,
+        extra_ready: Option<&AtomicBool>,
+    ) -> std::io::Result<()> {
+        let shared = &core.shared;
         self.counters.parks += 1;
         // Published now: the loop may sleep long before the end of the iteration.
         shared.published.parks.store(self.counters.parks, Relaxed);
+        let mut timeout = timeout;
         if let Some(hook) = &self.on_park {
             (hook.0)();
+            // The hook may have spawned a task or woken one on this thread, which
+            // sent no wakeup (the loop is its own thread): look before sleeping.
+            if self.has_tasks(core, extra_ready) {
+                timeout = Some(Duration::ZERO);
+            }
         }
         let polled = self.selector.select(timeout);
         self.counters.unparks += 1;

@@ -149,8 +149,9 @@ impl fmt::Display for TryCurrentError {
 
 impl std::error::Error for TryCurrentError {}
 
-pub(crate) const NO_RUNTIME: &str = "there is no reactor running, must be called from the context of a netloop runtime \
-     (inside Runtime::block_on, a spawned task, or after Runtime::enter)";
+/// tokio's words first (programs and tests match on them), then what it means here.
+pub(crate) const NO_RUNTIME: &str = "there is no reactor running, must be called from the context of a Tokio 1.x runtime \
+     (here a netloop runtime: inside Runtime::block_on, a spawned task, or after Runtime::enter)";
 
 /// Keeps a runtime's context entered on this thread until dropped.
 #[must_use = "the context is left when the guard is dropped"]
@@ -374,6 +375,9 @@ impl Handle {
     }
 
     fn shutdown(&self, wait: Option<Duration>) {
+        // Tasks dropped on this thread (a current-thread runtime's, whose loop is driven
+        // here) see the runtime as current in their destructors, as on tokio.
+        let _context = (self.inner.flavor == RuntimeFlavor::CurrentThread).then(|| context::set(self.clone()));
         if let Err(e) = self
             .inner
             .group
