@@ -968,3 +968,40 @@ fn block_in_place_first_wakes_what_yielded_on_its_loop() {
         assert_eq!(rt.block_on(task).unwrap(), 1);
     });
 }
+
+/// A task's output is dropped with the task's id set, whether the task drops it (its
+/// handle was dropped first) or a handle dropped after completion does.
+#[test]
+fn an_outputs_destructor_sees_its_tasks_id() {
+    struct ReportsId(Option<mpsc::Sender<Option<task::Id>>>);
+    impl Drop for ReportsId {
+        fn drop(&mut self) {
+            let _ = self.0.take().unwrap().send(task::try_id());
+        }
+    }
+    test_body(|| {
+        let rt = multi();
+        // The handle goes first: the task drops its output on its loop.
+        let (tx, rx) = mpsc::channel();
+        let handle = rt.spawn(async move { ReportsId(Some(tx)) });
+        let id = handle.id();
+        drop(handle);
+        assert_eq!(rx.recv_timeout(WAIT).unwrap(), Some(id));
+        // The task finishes first: the handle's drop, on this thread, drops the output.
+        let (tx, rx) = mpsc::channel();
+        let (done_tx, done_rx) = mpsc::channel();
+        let handle = rt.spawn(async move {
+            let out = ReportsId(Some(tx));
+            done_tx.send(()).unwrap();
+            out
+        });
+        done_rx.recv_timeout(WAIT).unwrap();
+        let id = handle.id();
+        while !handle.is_finished() {
+            thread::yield_now();
+        }
+        drop(handle);
+        assert_eq!(rx.recv_timeout(WAIT).unwrap(), Some(id));
+        assert_eq!(task::try_id(), None, "the id does not outlive the drop");
+    });
+}

@@ -234,14 +234,41 @@ pin_project_lite::pin_project! {
 }
 
 impl<F: Future> Future for Identified<F> {
-    type Output = F::Output;
+    type Output = WithId<F::Output>;
 
     #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WithId<F::Output>> {
         let this = self.project();
-        let _id = IdGuard::enter(*this.id);
+        let id = *this.id;
+        let _id = IdGuard::enter(id);
         // SAFETY: `ManuallyDrop` is a transparent wrapper: pinning it pins the future.
-        unsafe { this.future.map_unchecked_mut(|f| &mut **f) }.poll(cx)
+        unsafe { this.future.map_unchecked_mut(|f| &mut **f) }
+            .poll(cx)
+            .map(|value| WithId { value: Some(value), id })
+    }
+}
+
+/// A loop task's output while the task holds it: dropped with the task's id set (its
+/// destructor may ask for it, as on tokio), whether the task drops it because nobody
+/// joins, or a `JoinHandle` dropped after completion does. A join takes it out whole.
+pub(crate) struct WithId<T> {
+    /// `None` once taken.
+    value: Option<T>,
+    id: Id,
+}
+
+impl<T> WithId<T> {
+    fn into_inner(mut self) -> T {
+        self.value.take().expect("an output is taken once")
+    }
+}
+
+impl<T> Drop for WithId<T> {
+    fn drop(&mut self) {
+        if let Some(value) = self.value.take() {
+            let _id = IdGuard::enter(self.id);
+            drop(value);
+        }
     }
 }
 
@@ -356,7 +383,7 @@ pub struct JoinHandle<T> {
 /// back as a payload), or an async-task task of the blocking pool or a `LocalSet`,
 /// whose `Guarded` future reports both itself.
 enum Inner<T> {
-    Loop(netloop_reactor::FallibleTask<T>),
+    Loop(netloop_reactor::FallibleTask<WithId<T>>),
     Plain(async_task::FallibleTask<Result<T, JoinError>>, Arc<AbortState>),
 }
 
@@ -371,9 +398,13 @@ impl<T> Inner<T> {
     /// The task's result; `None` when its future was dropped unfinished.
     fn poll(&mut self, cx: &mut Context<'_>, id: Id) -> Poll<Option<Result<T, JoinError>>> {
         match self {
-            Inner::Loop(t) => t
-                .poll_outcome(cx)
-                .map(|outcome| outcome.map(|outcome| outcome.map_err(|payload| JoinError::panic(id, payload)))),
+            Inner::Loop(t) => t.poll_outcome(cx).map(|outcome| {
+                outcome.map(|outcome| {
+                    outcome
+                        .map(WithId::into_inner)
+                        .map_err(|payload| JoinError::panic(id, payload))
+                })
+            }),
             Inner::Plain(t, abort) => Pin::new(t).poll(cx).map(|outcome| {
                 // Dropped unfinished: a panic in the destructor is the outcome.
                 outcome.or_else(|| {
@@ -408,7 +439,7 @@ impl<T> Inner<T> {
 
 impl<T> JoinHandle<T> {
     /// A handle for a task spawned on an event loop.
-    pub(crate) fn new(task: netloop_reactor::Task<T>, id: Id) -> Self {
+    pub(crate) fn new(task: netloop_reactor::Task<WithId<T>>, id: Id) -> Self {
         JoinHandle {
             task: Some(Inner::Loop(task.fallible())),
             id,
