@@ -167,3 +167,42 @@ fn peek_and_buf_forms_and_ip_options() {
         });
     });
 }
+
+/// 10,000 datagrams echoed by a server task on another loop, at most 64 in flight:
+/// every one comes back, exactly once.
+#[netloop::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_echo_of_ten_thousand_datagrams_loses_none() {
+    const COUNT: u32 = 10_000;
+    const WINDOW: u32 = 64;
+    let server = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let server_addr = server.local_addr().unwrap();
+    netloop::spawn(async move {
+        let mut buf = [0u8; 64];
+        loop {
+            let (n, from) = server.recv_from(&mut buf).await.unwrap();
+            server.send_to(&buf[..n], from).await.unwrap();
+        }
+    });
+    let client = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    client.connect(server_addr).await.unwrap();
+    let mut seen = vec![false; COUNT as usize];
+    let (mut sent, mut received) = (0u32, 0u32);
+    let mut buf = [0u8; 64];
+    timeout(std::time::Duration::from_secs(20), async {
+        while received < COUNT {
+            while sent < COUNT && sent - received < WINDOW {
+                client.send(&sent.to_be_bytes()).await.unwrap();
+                sent += 1;
+            }
+            let n = client.recv(&mut buf).await.unwrap();
+            assert_eq!(n, 4);
+            let seq = u32::from_be_bytes(buf[..4].try_into().unwrap()) as usize;
+            assert!(!seen[seq], "datagram {seq} came back twice");
+            seen[seq] = true;
+            received += 1;
+        }
+    })
+    .await
+    .expect("the echo finished in time (a lost datagram stalls it)");
+    assert!(seen.iter().all(|s| *s));
+}

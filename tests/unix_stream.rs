@@ -132,3 +132,40 @@ fn a_fresh_pair_is_writable_at_once_and_abstract_names_work() {
         });
     });
 }
+
+/// 1 MiB written in random-sized chunks through a Unix-socket echo server comes back
+/// byte for byte.
+#[test]
+fn a_mebibyte_echoed_in_random_chunks_comes_back_intact() {
+    test_body(|| {
+        let path = TempPath::new("echo-mib");
+        multi().block_on(async {
+            let listener = UnixListener::bind(&path.0).unwrap();
+            netloop::spawn(async move {
+                let (mut conn, _) = listener.accept().await.unwrap();
+                let (mut rd, mut wr) = conn.split();
+                netloop::io::copy(&mut rd, &mut wr).await.unwrap();
+            });
+            let data: Vec<u8> = (0..1usize << 20).map(|i| (i * 7 % 253) as u8).collect();
+            let conn = UnixStream::connect(&path.0).await.unwrap();
+            let (mut rd, mut wr) = conn.into_split();
+            let sent = data.clone();
+            let writer = netloop::spawn(async move {
+                let mut seed = 12345u64;
+                let mut at = 0;
+                while at < sent.len() {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    let n = (1 + (seed >> 33) as usize % 9000).min(sent.len() - at);
+                    wr.write_all(&sent[at..at + n]).await.unwrap();
+                    at += n;
+                }
+                wr.shutdown().await.unwrap();
+            });
+            let mut back = Vec::with_capacity(data.len());
+            rd.read_to_end(&mut back).await.unwrap();
+            writer.await.unwrap();
+            assert_eq!(back.len(), data.len());
+            assert!(back == data, "the echoed bytes differ");
+        });
+    });
+}
