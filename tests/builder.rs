@@ -10,7 +10,7 @@ use std::time::Duration;
 use netloop::event_loop::LoopState;
 use netloop::runtime::{Builder, RuntimeFlavor};
 use netloop::{task, time};
-use netloop_tests::{WAIT, is_default_loop_name, test_body, thread_name};
+use netloop_tests::{WAIT, is_default_loop_name, panic_message, test_body, thread_name};
 
 /// The name of the thread each loop of `rt` runs on, by loop index.
 fn loop_thread_names(rt: &netloop::runtime::Runtime) -> Vec<String> {
@@ -268,16 +268,6 @@ fn enable_all_io_and_time_are_accepted() {
         }
         assert!(!format!("{:?}", Builder::new_multi_thread()).is_empty());
     });
-}
-
-/// The panic message of `f`, which must panic.
-fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    let panic = std::panic::catch_unwind(f).expect_err("expected a panic");
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }
 
 #[test]

@@ -124,3 +124,21 @@ impl Drop for TempPath {
         let _ = std::fs::remove_file(&self.0);
     }
 }
+
+/// The text of a panic's payload (`panic!` gives a `&str` or a `String`); empty for
+/// any other payload.
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// The panic message of `f`, which must panic.
+pub fn panic_message<R>(f: impl FnOnce() -> R) -> String {
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .err()
+        .expect("expected a panic");
+    panic_text(&*panic)
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 use netloop::event_loop::{EventLoopHandle, LoopState};
 use netloop::runtime::{Handle, Runtime, RuntimeFlavor};
 use netloop::{task, time};
-use netloop_tests::{DropSignal, WAIT, current, multi, test_body, thread_name};
+use netloop_tests::{DropSignal, WAIT, current, multi, panic_message, panic_text, test_body, thread_name};
 
 #[test]
 fn runtime_new_block_on_and_spawn() {
@@ -166,12 +166,7 @@ fn block_on_inside_a_task_panics() {
             })
             .unwrap_err();
         assert!(err.is_panic());
-        let msg = err.into_panic();
-        let msg = msg
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| msg.downcast_ref::<&str>().copied())
-            .unwrap_or_default();
+        let msg = panic_text(&*err.into_panic());
         assert!(msg.contains("Cannot start a runtime from within a runtime"), "{msg}");
         // The runtime is fine afterwards.
         assert_eq!(rt.block_on(rt.spawn(async { 2 })).unwrap(), 2);
@@ -729,15 +724,8 @@ fn block_on_inside_block_on_panics_even_off_the_loops() {
     test_body(|| {
         let rt1 = multi();
         let rt2 = multi();
-        let nested = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            rt1.block_on(async { rt2.block_on(async { "hello" }) })
-        }));
-        let payload = nested.unwrap_err();
-        let msg = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned());
-        assert!(msg.unwrap().starts_with("Cannot start a runtime from within a runtime"));
+        let msg = panic_message(|| rt1.block_on(async { rt2.block_on(async { "hello" }) }));
+        assert!(msg.starts_with("Cannot start a runtime from within a runtime"), "{msg}");
         // Both runtimes are usable afterwards, and block_in_place lifts the rule.
         assert_eq!(rt2.block_on(async { 1 }), 1);
         let inner = rt1.block_on(async { task::block_in_place(|| rt2.block_on(async { 2 })) });
@@ -802,13 +790,7 @@ fn block_on_after_shutdown_runs_the_future_but_timers_panic() {
             // A future that needs no loop still completes, as on tokio.
             assert_eq!(handle.block_on(async { 7 }), 7);
             // A timer cannot fire any more: polling one panics with tokio's message.
-            let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handle.block_on(sleep)))
-                .expect_err("a sleep on a shut-down runtime panics");
-            let msg = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or_default();
+            let msg = panic_message(|| handle.block_on(sleep));
             assert!(msg.contains("it is being shutdown"), "{msg}");
         }
     });
@@ -856,5 +838,24 @@ fn work_made_by_the_park_hook_runs_before_the_loop_sleeps() {
             .unwrap();
         rt.block_on(notify.notified());
         assert!(woken.load(Ordering::SeqCst));
+    });
+}
+
+#[test]
+fn a_current_thread_runtime_in_a_thread_local_drops_at_thread_exit() {
+    thread_local! {
+        static RT: std::cell::RefCell<Option<Runtime>> = const { std::cell::RefCell::new(None) };
+    }
+    test_body(|| {
+        let exited = thread::spawn(|| {
+            RT.with(|rt| {
+                let runtime = current();
+                runtime.spawn(std::future::pending::<()>());
+                *rt.borrow_mut() = Some(runtime);
+            });
+            // The runtime drops with the thread's locals, after the context's own.
+        })
+        .join();
+        assert!(exited.is_ok(), "dropping the runtime at thread exit panicked");
     });
 }

@@ -300,13 +300,7 @@ fn interval_at_with_a_zero_period_panics() {
 
 #[test]
 fn sleep_outside_a_runtime_panics() {
-    let outside = std::panic::catch_unwind(|| time::sleep(MS));
-    let msg = outside.unwrap_err();
-    let msg = msg
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| msg.downcast_ref::<&str>().copied())
-        .unwrap_or_default();
+    let msg = netloop_tests::panic_message(|| time::sleep(MS));
     assert!(msg.contains("no reactor running"), "{msg}");
 }
 

@@ -10,6 +10,8 @@
 
 #[macro_use]
 mod byte_stream;
+#[macro_use]
+mod datagram;
 mod addr;
 pub mod fs;
 pub mod io;

@@ -7,11 +7,10 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::task::{Context, Poll, ready};
 
-use netloop_reactor::io::{Direction, PollEvented, Ready};
+use netloop_reactor::io::{Direction, PollEvented};
 use tokio::io::ReadBuf;
 
 use crate::addr::ToSocketAddrs;
-use crate::io::Interest;
 use crate::registration::register;
 
 /// A UDP socket (tokio's `net::UdpSocket`).
@@ -106,63 +105,7 @@ impl UdpSocket {
         Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "could not resolve to any address")))
     }
 
-    /// Waits for any of `interest`; several tasks may wait at once.
-    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        crate::registration::ready(&self.io, interest).await
-    }
-
-    /// Waits until a datagram may be read (may be spurious).
-    pub async fn readable(&self) -> io::Result<()> {
-        crate::registration::ready_for(&self.io, Direction::Read).await
-    }
-
-    /// Waits until a datagram may be sent.
-    pub async fn writable(&self) -> io::Result<()> {
-        crate::registration::ready_for(&self.io, Direction::Write).await
-    }
-
-    /// Polls for read readiness (only the last waker is woken).
-    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_read_ready(cx).map_ok(drop)
-    }
-
-    /// Polls for write readiness (only the last waker is woken).
-    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_write_ready(cx).map_ok(drop)
-    }
-
-    /// Sends `buf` to the connected peer; returns the bytes sent.
-    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Write, |s| s.send(buf))).await
-    }
-
-    /// Polls to send `buf` to the connected peer.
-    pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_write_io(cx, |s| s.send(buf))
-    }
-
-    /// Sends without waiting; `WouldBlock` if the socket is not ready.
-    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.try_io(Direction::Write, |s| s.send(buf))
-    }
-
-    /// Receives one datagram from the connected peer into `buf`; a datagram larger
-    /// than `buf` is cut to fit (the rest is lost, as with `recv(2)`).
-    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.recv(buf))).await
-    }
-
-    /// Polls to receive one datagram into `buf`'s unfilled part.
-    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        let n = ready!(self.io.poll_read_io(cx, |s| s.recv(buf.initialize_unfilled())))?;
-        buf.advance(n);
-        Poll::Ready(Ok(()))
-    }
-
-    /// Receives without waiting; `WouldBlock` if nothing is there.
-    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_io(Direction::Read, |s| s.recv(buf))
-    }
+    datagram_methods!();
 
     /// Sends `buf` to `target` (the first address it resolves to).
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
@@ -240,22 +183,6 @@ impl UdpSocket {
         self.try_peek_from(&mut none).map(|(_, from)| from)
     }
 
-    /// Receives one datagram from the connected peer into the spare capacity of `buf`.
-    pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        poll_fn(|cx| {
-            self.io.poll_io_shared(cx, Direction::Read, |s| {
-                crate::registration::recv_into(buf, |b| s.recv(b))
-            })
-        })
-        .await
-    }
-
-    /// [`recv_buf`](Self::recv_buf) without waiting.
-    pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        self.io
-            .try_io(Direction::Read, |s| crate::registration::recv_into(buf, |b| s.recv(b)))
-    }
-
     /// Receives one datagram into the spare capacity of `buf`, with its sender.
     pub async fn recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
         poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| recv_from_into(buf, s))).await
@@ -284,18 +211,6 @@ impl UdpSocket {
     /// Sets `IPV6_TCLASS`.
     pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
         socket2::SockRef::from(self.io.get_ref()).set_tclass_v6(tclass)
-    }
-
-    /// Runs `f` once if `interest` is ready, clearing readiness on `WouldBlock`.
-    pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        let direction = interest.direction();
-        self.io.try_io(direction, |_| f())
-    }
-
-    /// Runs `f` whenever `interest` is ready until it does not fail with `WouldBlock`.
-    pub async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
-        let direction = interest.direction();
-        poll_fn(|cx| self.io.poll_io_shared(cx, direction, |_| f())).await
     }
 
     /// Reads `SO_BROADCAST`.

@@ -11,7 +11,6 @@ use netloop_reactor::io::{Direction, PollEvented};
 use tokio::io::ReadBuf;
 
 use super::SocketAddr;
-use crate::io::{Interest, Ready};
 use crate::registration::register;
 
 /// A Unix domain datagram socket (tokio's `UnixDatagram`): message boundaries kept,
@@ -133,78 +132,7 @@ impl UnixDatagram {
         self.io.get_ref().shutdown(how)
     }
 
-    /// Waits for any of `interest`; several tasks may wait at once.
-    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        crate::registration::ready(&self.io, interest).await
-    }
-
-    /// Waits until a datagram may be read (may be spurious).
-    pub async fn readable(&self) -> io::Result<()> {
-        crate::registration::ready_for(&self.io, Direction::Read).await
-    }
-
-    /// Waits until a datagram may be sent.
-    pub async fn writable(&self) -> io::Result<()> {
-        crate::registration::ready_for(&self.io, Direction::Write).await
-    }
-
-    /// Polls for read readiness (only the last waker is woken).
-    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_read_ready(cx).map_ok(drop)
-    }
-
-    /// Polls for write readiness (only the last waker is woken).
-    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.poll_write_ready(cx).map_ok(drop)
-    }
-
-    /// Sends `buf` to the connected peer; returns the bytes sent.
-    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        std::future::poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Write, |s| s.send(buf))).await
-    }
-
-    /// Polls to send `buf` to the connected peer.
-    pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_write_io(cx, |s| s.send(buf))
-    }
-
-    /// Sends without waiting; `WouldBlock` if the socket is not ready.
-    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io.try_io(Direction::Write, |s| s.send(buf))
-    }
-
-    /// Receives one datagram from the connected peer into `buf` (cut to fit).
-    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        std::future::poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.recv(buf))).await
-    }
-
-    /// Polls to receive one datagram into `buf`'s unfilled part.
-    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        let n = ready!(self.io.poll_read_io(cx, |s| s.recv(buf.initialize_unfilled())))?;
-        buf.advance(n);
-        Poll::Ready(Ok(()))
-    }
-
-    /// Receives without waiting; `WouldBlock` if nothing is there.
-    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_io(Direction::Read, |s| s.recv(buf))
-    }
-
-    /// Receives one datagram into the spare capacity of `buf`.
-    pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        std::future::poll_fn(|cx| {
-            self.io.poll_io_shared(cx, Direction::Read, |s| {
-                crate::registration::recv_into(buf, |b| s.recv(b))
-            })
-        })
-        .await
-    }
-
-    /// [`recv_buf`](Self::recv_buf) without waiting.
-    pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        self.io
-            .try_io(Direction::Read, |s| crate::registration::recv_into(buf, |b| s.recv(b)))
-    }
+    datagram_methods!();
 
     /// Sends `buf` to the socket at `target`.
     pub async fn send_to<P: AsRef<Path>>(&self, buf: &[u8], target: P) -> io::Result<usize> {
@@ -270,18 +198,6 @@ impl UnixDatagram {
             })
         })?;
         Ok((n, SocketAddr(from.expect("set by a successful recv_from"))))
-    }
-
-    /// Runs `f` once if the socket was last seen ready for `interest`; `WouldBlock`
-    /// otherwise, or if `f` returns it (which clears the readiness).
-    pub fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R> {
-        self.io.try_io(interest.direction(), |_| f())
-    }
-
-    /// Runs `f` each time the socket is ready for `interest`, until it returns
-    /// something other than `WouldBlock`.
-    pub async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut() -> io::Result<R>) -> io::Result<R> {
-        std::future::poll_fn(|cx| self.io.poll_io_shared(cx, interest.direction(), |_| f())).await
     }
 }
 

@@ -27,6 +27,20 @@ pub(crate) fn set(handle: Handle) -> SetGuard {
     SetGuard { prev, depth }
 }
 
+/// [`set`], unless the thread is exiting and its context is already gone (a runtime
+/// dropped by a thread-local's destructor): then nothing.
+pub(crate) fn try_set(handle: Handle) -> Option<SetGuard> {
+    let prev = CURRENT.try_with(|c| c.replace(Some(handle))).ok()?;
+    let Ok(depth) = DEPTH.try_with(|d| {
+        d.set(d.get() + 1);
+        d.get()
+    }) else {
+        let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+        return None;
+    };
+    Some(SetGuard { prev, depth })
+}
+
 impl Drop for SetGuard {
     fn drop(&mut self) {
         let Ok(depth) = DEPTH.try_with(Cell::get) else {

@@ -377,7 +377,9 @@ impl Handle {
     fn shutdown(&self, wait: Option<Duration>) {
         // Tasks dropped on this thread (a current-thread runtime's, whose loop is driven
         // here) see the runtime as current in their destructors, as on tokio.
-        let _context = (self.inner.flavor == RuntimeFlavor::CurrentThread).then(|| context::set(self.clone()));
+        let _context = (self.inner.flavor == RuntimeFlavor::CurrentThread)
+            .then(|| context::try_set(self.clone()))
+            .flatten();
         if let Err(e) = self
             .inner
             .group
