@@ -169,3 +169,47 @@ fn a_mebibyte_echoed_in_random_chunks_comes_back_intact() {
         });
     });
 }
+
+#[test]
+fn unix_socket_binds_then_listens_connects_or_carries_datagrams() {
+    test_body(|| {
+        let listen_path = TempPath::new("socket-listen");
+        let (a_path, b_path) = (TempPath::new("socket-dgram-a"), TempPath::new("socket-dgram-b"));
+        current().block_on(async {
+            let socket = netloop::net::UnixSocket::new_stream().unwrap();
+            socket.bind(&listen_path.0).unwrap();
+            let listener = socket.listen(16).unwrap();
+            let client = netloop::net::UnixSocket::new_stream().unwrap();
+            let (mut client, accepted) = netloop::join!(client.connect(&listen_path.0), listener.accept());
+            let (mut server, _) = accepted.unwrap();
+            client.as_mut().unwrap().write_all(b"ping").await.unwrap();
+            let mut buf = [0; 4];
+            server.read_exact(&mut buf).await.unwrap();
+            assert_eq!(&buf, b"ping");
+
+            let a = netloop::net::UnixSocket::new_datagram().unwrap();
+            a.bind(&a_path.0).unwrap();
+            let a = a.datagram().unwrap();
+            let b = netloop::net::UnixSocket::new_datagram().unwrap();
+            b.bind(&b_path.0).unwrap();
+            let b = b.datagram().unwrap();
+            b.send_to(b"dgram", &a_path.0).await.unwrap();
+            let mut buf = [0; 8];
+            let (n, from) = a.recv_from(&mut buf).await.unwrap();
+            assert_eq!(&buf[..n], b"dgram");
+            assert_eq!(from.as_pathname(), Some(b_path.0.as_path()));
+
+            // Each kind refuses the other's conversions, with tokio's words.
+            let err = netloop::net::UnixSocket::new_datagram().unwrap().listen(1).unwrap_err();
+            assert_eq!(err.to_string(), "listen cannot be called on a datagram socket");
+            let err = netloop::net::UnixSocket::new_stream().unwrap().datagram().unwrap_err();
+            assert_eq!(err.to_string(), "datagram cannot be called on a stream socket");
+            let err = netloop::net::UnixSocket::new_stream()
+                .unwrap()
+                .connect(TempPath::new("socket-nobody").0.clone())
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::NotFound);
+        });
+    });
+}

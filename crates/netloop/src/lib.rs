@@ -59,8 +59,8 @@ pub mod __private;
 /// TCP networking (tokio's `net`), plus netloop's acceptor [`net::serve`].
 pub mod net {
     pub use netloop_net::{
-        Serve, TcpListener, TcpSocket, TcpStream, ToSocketAddrs, UdpSocket, UnixDatagram, UnixListener, UnixStream,
-        lookup_host, serve, tcp, unix,
+        Serve, TcpListener, TcpSocket, TcpStream, ToSocketAddrs, UdpSocket, UnixDatagram, UnixListener, UnixSocket,
+        UnixStream, lookup_host, serve, tcp, unix,
     };
 }
 

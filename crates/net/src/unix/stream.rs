@@ -67,7 +67,7 @@ impl UnixStream {
     }
 
     /// Waits for a non-blocking connect to end; its error, if it failed.
-    async fn finish_connect(self) -> io::Result<UnixStream> {
+    pub(super) async fn finish_connect(self) -> io::Result<UnixStream> {
         poll_fn(|cx| self.io.poll_write_ready(cx)).await?;
         match self.io.get_ref().take_error()? {
             Some(e) => Err(e),

@@ -1,0 +1,133 @@
+//! [`UnixSocket`]: a Unix socket before it becomes a listener, a stream or a datagram
+//! socket, for options that must be set first (tokio's `UnixSocket`).
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::path::Path;
+
+use super::{UnixDatagram, UnixListener, UnixStream};
+
+/// A Unix socket not yet listening, connected or used for datagrams.
+///
+/// Make one with [`new_stream`](Self::new_stream) or
+/// [`new_datagram`](Self::new_datagram), set it up (`bind`), then turn it into a
+/// [`UnixListener`] ([`listen`](Self::listen)), a [`UnixStream`]
+/// ([`connect`](Self::connect)) or a [`UnixDatagram`] ([`datagram`](Self::datagram)).
+#[derive(Debug)]
+pub struct UnixSocket {
+    inner: socket2::Socket,
+}
+
+impl UnixSocket {
+    /// A new datagram socket (`SOCK_DGRAM`), non-blocking.
+    pub fn new_datagram() -> io::Result<UnixSocket> {
+        UnixSocket::new(socket2::Type::DGRAM)
+    }
+
+    /// A new stream socket (`SOCK_STREAM`), non-blocking.
+    pub fn new_stream() -> io::Result<UnixSocket> {
+        UnixSocket::new(socket2::Type::STREAM)
+    }
+
+    fn new(ty: socket2::Type) -> io::Result<UnixSocket> {
+        let inner = socket2::Socket::new(socket2::Domain::UNIX, ty, None)?;
+        inner.set_nonblocking(true)?;
+        inner.set_cloexec(true)?;
+        Ok(UnixSocket { inner })
+    }
+
+    fn is_datagram(&self) -> io::Result<bool> {
+        Ok(self.inner.r#type()? == socket2::Type::DGRAM)
+    }
+
+    /// Binds the socket to `path` (a file-system path; on Linux a leading NUL byte
+    /// names an abstract address).
+    pub fn bind(&self, path: impl AsRef<Path>) -> io::Result<()> {
+        self.inner.bind(&socket2::SockAddr::unix(path)?)
+    }
+
+    /// Listens for connections, with a queue of `backlog` pending ones.
+    ///
+    /// # Errors
+    ///
+    /// On a datagram socket: "listen cannot be called on a datagram socket".
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime.
+    #[track_caller]
+    pub fn listen(self, backlog: u32) -> io::Result<UnixListener> {
+        if self.is_datagram()? {
+            return Err(io::Error::other("listen cannot be called on a datagram socket"));
+        }
+        self.inner.listen(i32::try_from(backlog).unwrap_or(i32::MAX))?;
+        UnixListener::from_std(OwnedFd::from(self.inner).into())
+    }
+
+    /// Connects to the socket at `path` and waits for the connection.
+    ///
+    /// # Errors
+    ///
+    /// On a datagram socket: "connect cannot be called on a datagram socket"; else the
+    /// OS's (nothing listens there, the listener's queue is full...).
+    pub async fn connect(self, path: impl AsRef<Path>) -> io::Result<UnixStream> {
+        if self.is_datagram()? {
+            return Err(io::Error::other("connect cannot be called on a datagram socket"));
+        }
+        match self.inner.connect(&socket2::SockAddr::unix(path)?) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(e) => return Err(e),
+        }
+        UnixStream::from_std(OwnedFd::from(self.inner).into())?
+            .finish_connect()
+            .await
+    }
+
+    /// The datagram socket this is.
+    ///
+    /// # Errors
+    ///
+    /// On a stream socket: "datagram cannot be called on a stream socket".
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime.
+    #[track_caller]
+    pub fn datagram(self) -> io::Result<UnixDatagram> {
+        if !self.is_datagram()? {
+            return Err(io::Error::other("datagram cannot be called on a stream socket"));
+        }
+        UnixDatagram::from_std(OwnedFd::from(self.inner).into())
+    }
+}
+
+impl AsRawFd for UnixSocket {
+    fn as_raw_fd(&self) -> RawFd {
+        self.inner.as_raw_fd()
+    }
+}
+
+impl AsFd for UnixSocket {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.inner.as_fd()
+    }
+}
+
+impl FromRawFd for UnixSocket {
+    /// # Safety
+    ///
+    /// `fd` must be an open Unix socket that nothing else owns.
+    unsafe fn from_raw_fd(fd: RawFd) -> UnixSocket {
+        // SAFETY: the caller hands over ownership of an open socket.
+        UnixSocket {
+            inner: unsafe { socket2::Socket::from_raw_fd(fd) },
+        }
+    }
+}
+
+impl IntoRawFd for UnixSocket {
+    fn into_raw_fd(self) -> RawFd {
+        self.inner.into_raw_fd()
+    }
+}
