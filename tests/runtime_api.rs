@@ -595,6 +595,36 @@ fn worker_index_names_the_loop_of_the_calling_thread() {
 }
 
 #[test]
+fn handle_block_on_of_a_current_thread_runtime_drives_the_loop_but_is_not_its_worker() {
+    test_body(|| {
+        let rt = current();
+        let (index, slept, on_loop) = rt.handle().block_on(async {
+            let index = netloop::runtime::worker_index();
+            // The loop is driven meanwhile: a timer fires and a task runs.
+            netloop::time::sleep(Duration::from_millis(5)).await;
+            let on_loop = netloop::spawn(async { netloop::runtime::worker_index() })
+                .await
+                .unwrap();
+            (index, true, on_loop)
+        });
+        assert_eq!((index, slept, on_loop), (None, true, Some(0)));
+        // Not a worker, so `block_in_place` runs its closure in place, and a nested
+        // `Handle::block_on` in it runs its future (the loop waits meanwhile, as the
+        // outer call holds it).
+        let nested = rt.handle().block_on(async {
+            task::block_in_place(|| {
+                Handle::current().block_on(async {
+                    task::yield_now().await;
+                    7
+                })
+            })
+        });
+        assert_eq!(nested, 7);
+        assert_eq!(rt.block_on(async { netloop::runtime::worker_index() }), Some(0));
+    });
+}
+
+#[test]
 fn a_second_block_on_of_a_current_thread_runtime_runs_while_the_first_drives_it() {
     test_body(|| {
         let rt = Arc::new(current());

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
+use std::task::Context;
 use std::thread;
 use std::time::Duration;
 
@@ -254,6 +255,32 @@ fn join_set_joins_in_completion_order() {
             assert!(set.join_next().await.is_none());
             assert!(set.try_join_next().is_none());
         });
+    });
+}
+
+#[test]
+fn join_set_drops_a_replaced_waker_after_releasing_its_lock() {
+    // The replaced waker's destructor drives the runtime that owns the set's task, so
+    // the task finishes (and reports to the set) inside the set's poll.
+    struct DriveOnDrop(netloop::runtime::Runtime);
+    impl std::task::Wake for DriveOnDrop {
+        fn wake(self: Arc<Self>) {}
+    }
+    impl Drop for DriveOnDrop {
+        fn drop(&mut self) {
+            self.0.block_on(task::yield_now());
+        }
+    }
+    test_body(|| {
+        let rt = current();
+        let mut set = JoinSet::new();
+        set.spawn_on(async { 42 }, rt.handle());
+        let waker = std::task::Waker::from(Arc::new(DriveOnDrop(rt)));
+        let noop = std::task::Waker::noop();
+        assert!(set.poll_join_next(&mut Context::from_waker(&waker)).is_pending());
+        drop(waker);
+        assert!(set.poll_join_next(&mut Context::from_waker(noop)).is_pending());
+        assert_eq!(set.try_join_next().unwrap().unwrap(), 42);
     });
 }
 

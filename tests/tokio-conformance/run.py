@@ -111,6 +111,10 @@ def rewrite(source):
     """tokio's runtime paths to netloop's; `tokio::sync` and friends stay."""
     source = re.sub(r"(?m)^([ \t]*(?:pub\s+)?)use\s+(?:::)?tokio::\{(.*?)\};",
                     lambda m: split_use_group(m.group(1), m.group(2)), source, flags=re.S)
+    # The runtime crate under another name (`use ::tokio as tokio1;`, `pub use ::tokio;`
+    # in a module) is the crate the test means by `tokio`: netloop, under that name.
+    source = re.sub(r"(?m)^([ \t]*(?:pub\s+)?use\s+)::tokio(\s+as\s+\w+)?;",
+                    lambda m: f"{m.group(1)}::netloop{m.group(2) or ' as tokio'};", source)
     items = "|".join(sorted(NETLOOP_ITEMS, key=len, reverse=True))
     return re.sub(rf"(?<![\w:])(::)?tokio::({items})\b",
                   lambda m: f"{m.group(1) or ''}netloop::{m.group(2)}", source)

@@ -218,10 +218,22 @@ impl Handle {
         })
     }
 
-    /// Runs `future` to completion on this thread, in this runtime's context. On a
-    /// current-thread runtime the thread also drives the loop meanwhile.
+    /// Runs `future` to completion on this thread, in this runtime's context.
+    ///
+    /// On a current-thread runtime the thread also drives the loop meanwhile, so the
+    /// runtime's tasks, I/O and timers make progress (tokio's `Handle::block_on` drives
+    /// nothing, and a timer awaited in it never fires unless another thread is in
+    /// `Runtime::block_on`). The future itself is polled as tokio polls it, off the
+    /// loop: it is not one of the loop's tasks, so `worker_index()` is `None` in it,
+    /// `block_in_place` runs its closure in place, and `spawn_local` needs a `LocalSet`.
+    /// [`Runtime::block_on`] polls its future on the loop.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.enter_block_on(future, Root::OffLoop)
+    }
+
+    #[track_caller]
+    fn enter_block_on<F: Future>(&self, future: F, root: Root) -> F::Output {
         if EventLoopHandle::current().is_some() || IN_BLOCK_ON.get() {
             panic!(
                 "Cannot start a runtime from within a runtime. This happens because a function (like `block_on`) \
@@ -233,7 +245,10 @@ impl Handle {
         let _context = context::set(self.clone());
         match self.inner.flavor {
             RuntimeFlavor::MultiThread => park_on(future),
-            RuntimeFlavor::CurrentThread => self.drive_current_thread(future),
+            RuntimeFlavor::CurrentThread => match root {
+                Root::OnLoop => self.drive_current_thread(future),
+                Root::OffLoop => self.drive_current_thread(OffLoop { future: pin!(future) }),
+            },
         }
     }
 
@@ -457,6 +472,28 @@ pub(crate) fn outside_block_on<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Where a current-thread `block_on` polls its future.
+#[derive(Clone, Copy)]
+enum Root {
+    /// As one of the loop's own tasks ([`Runtime::block_on`]).
+    OnLoop,
+    /// In the runtime's context but off the loop ([`Handle::block_on`]).
+    OffLoop,
+}
+
+/// A future polled outside the loop its thread drives.
+struct OffLoop<'a, F> {
+    future: Pin<&'a mut F>,
+}
+
+impl<F: Future> Future for OffLoop<'_, F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        netloop_reactor::outside_loop(|| self.future.as_mut().poll(cx))
+    }
+}
+
 /// `block_on` for a thread that drives no loop: poll, park until woken, repeat.
 fn park_on<F: Future>(future: F) -> F::Output {
     let parker = ThreadParker::new();
@@ -589,10 +626,15 @@ impl Runtime {
         }
     }
 
-    /// Runs `future` to completion on this thread; see [`Handle::block_on`].
+    /// Runs `future` to completion on this thread, in this runtime's context.
+    ///
+    /// On a current-thread runtime this thread drives the loop meanwhile, and the future
+    /// runs on it as the loop's worker (`worker_index()` is `Some(0)`, `spawn_local`
+    /// works); a multi-thread runtime's loops run on their own threads, and this thread
+    /// only waits for the future.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.handle.block_on(future)
+        self.handle.enter_block_on(future, Root::OnLoop)
     }
 
     /// Spawns a future onto the runtime; see [`Handle::spawn`].

@@ -171,14 +171,17 @@ impl<T> JoinSet<T> {
         if self.tasks.is_empty() {
             return Poll::Ready(None);
         }
-        {
+        // The waker it replaces is dropped after the lock is released: its destructor
+        // may run anything, a task of this set finishing (and taking the lock) included.
+        let replaced = {
             let mut f = self.finished.lock().unwrap_or_else(|e| e.into_inner());
             self.landing.extend(f.ids.drain(..));
             match &f.waker {
-                Some(w) if w.will_wake(cx.waker()) => {}
-                _ => f.waker = Some(cx.waker().clone()),
+                Some(w) if w.will_wake(cx.waker()) => None,
+                _ => f.waker.replace(cx.waker().clone()),
             }
-        }
+        };
+        drop(replaced);
         for _ in 0..self.landing.len() {
             let Some(id) = self.landing.pop_front() else { break };
             let Some(handle) = self.tasks.get_mut(&id) else {
