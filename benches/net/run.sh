@@ -3,7 +3,7 @@
 #
 #   benches/net/run.sh                      # everything, about 11 minutes
 #   ROUNDS=1 SERVERS="mio netloop" SHAPES="echo-64 http-wrk" benches/net/run.sh
-#   benches/net/run.sh --report             # the tables again, from $OUT's last results
+#   benches/net/run.sh --report             # the tables and chart again, from $OUT's last results
 #
 # Servers (examples/net_server, one thread/worker/loop each): mio (the floor: a hand-written
 # mio loop), futures-floor (the least a futures executor does: the same handlers as the
@@ -32,7 +32,8 @@
 #      if perf cannot;
 #   4. kill the servers.
 # Server CPU per request = all its windows' CPU ticks / all their requests answered;
-# requests/s = all requests / all seconds. The tables go to stdout and $OUT/report.md,
+# requests/s = all requests / all seconds. The tables go to stdout and $OUT/report.md, the
+# chart (benches/net/chart.py) to $CHART (docs/benchmarks.svg),
 # raw outputs to $OUT. Only loopback addresses are used; every step is bounded in time:
 # the waits for a quiet machine and the repeated windows stop once they have added
 # $EXTRA_BUDGET s in all.
@@ -265,8 +266,15 @@ write_report() {
     } | tee "$OUT/report.md"
 }
 
+# The chart of the same results (docs/benchmarks.svg by default, linked from the README).
+CHART=${CHART:-$ROOT/docs/benchmarks.svg}
+write_chart() {
+    python3 "$ROOT/benches/net/chart.py" "$RESULTS" "$CHART" && echo "chart: $CHART" >&2
+}
+
 if [ $REPORT_ONLY = 1 ]; then
     write_report
+    write_chart
     exit 0
 fi
 
@@ -426,3 +434,4 @@ done
 
 # --- report -------------------------------------------------------------------------------
 write_report
+write_chart
