@@ -12,6 +12,26 @@ mod sealed {
 ///
 /// Literal addresses resolve at once. Host names go through the system resolver on the
 /// runtime's blocking pool, so a slow DNS lookup never stalls an event loop.
+///
+/// Take `impl ToSocketAddrs` to accept every form that `bind` and `connect` do:
+///
+/// ```
+/// use std::net::{Ipv4Addr, SocketAddr};
+/// use netloop_net::{TcpListener, ToSocketAddrs};
+///
+/// async fn listen(addr: impl ToSocketAddrs) -> std::io::Result<TcpListener> {
+///     TcpListener::bind(addr).await
+/// }
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// listen("127.0.0.1:0").await?;
+/// listen((Ipv4Addr::LOCALHOST, 0)).await?;
+/// listen(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub trait ToSocketAddrs: sealed::Sealed {
     #[doc(hidden)]
     fn to_addrs(&self) -> Resolve;

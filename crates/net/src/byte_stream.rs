@@ -306,26 +306,48 @@ macro_rules! byte_stream_traits {
 
 /// The halves of a byte stream, defined in the invoking module (tokio's `ReadHalf`,
 /// `WriteHalf`, `OwnedReadHalf`, `OwnedWriteHalf`, `ReuniteError` of `net::tcp` and
-/// `net::unix`): `$Stream` is the stream type, `$Addr` its address type.
+/// `net::unix`): `$Stream` is the stream type, `$Addr` its address type. The doc
+/// comments given before each type's name (its examples, which name the module's own
+/// types) follow the description written here.
 macro_rules! byte_stream_halves {
-    ($Stream:ident, $Addr:ty) => {
+    (
+        $Stream:ident, $Addr:ty;
+        $(#[$read_half:meta])* ReadHalf;
+        $(#[$write_half:meta])* WriteHalf;
+        $(#[$owned_read_half:meta])* OwnedReadHalf;
+        $(#[$owned_write_half:meta])* OwnedWriteHalf;
+        $(#[$reunite_error:meta])* ReuniteError;
+    ) => {
         /// The read half of `split`: borrows the stream, for use in one task.
+        ///
+        /// Splitting lets one task read and write at the same time (say, in
+        /// `io::copy` or a `select!`) without handing the stream itself to both.
+        ///
+        $(#[$read_half])*
         #[derive(Debug)]
         pub struct ReadHalf<'a>(pub(crate) &'a $Stream);
 
         /// The write half of `split`. Shutting it down shuts the stream's write
-        /// direction.
+        /// direction: the peer reads end of file, and the read half still reads.
+        ///
+        $(#[$write_half])*
         #[derive(Debug)]
         pub struct WriteHalf<'a>(pub(crate) &'a $Stream);
 
-        /// The read half of `into_split`; may move to another task.
+        /// The read half of `into_split`; may move to another task (it owns its share
+        /// of the stream, so it is `'static`).
+        ///
+        $(#[$owned_read_half])*
         #[derive(Debug)]
         pub struct OwnedReadHalf {
             inner: std::sync::Arc<$Stream>,
         }
 
         /// The write half of `into_split`. Dropping it shuts down the write direction
-        /// (unless [`forget`](Self::forget) is called).
+        /// (unless [`forget`](Self::forget) is called), so the peer learns that
+        /// nothing more is coming.
+        ///
+        $(#[$owned_write_half])*
         #[derive(Debug)]
         pub struct OwnedWriteHalf {
             inner: std::sync::Arc<$Stream>,
@@ -333,6 +355,8 @@ macro_rules! byte_stream_halves {
         }
 
         /// The halves given to `reunite` came from different streams; both come back.
+        ///
+        $(#[$reunite_error])*
         #[derive(Debug)]
         pub struct ReuniteError(pub OwnedReadHalf, pub OwnedWriteHalf);
 

@@ -60,6 +60,38 @@ where
 }
 
 /// Configures an acceptor; see [`serve`].
+///
+/// A cap on the connections each loop serves at once keeps an overload from piling
+/// up: past it, new connections are closed at once. Here the runtime has one loop and
+/// the cap is 1, so a second client is turned away while the first is served.
+///
+/// ```
+/// use netloop_net::io::{AsyncReadExt, AsyncWriteExt};
+/// use netloop_net::{Serve, TcpListener, TcpStream};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let listener = TcpListener::bind("127.0.0.1:0").await?;
+/// let addr = listener.local_addr()?;
+/// let acceptor = Serve::new(listener)
+///     .max_connections_per_loop(1)
+///     .serve(|mut stream, _peer| async move {
+///         let _ = stream.write_all(b"welcome\n").await;
+///         let _ = stream.read(&mut [0u8; 1]).await; // until the client leaves
+///     });
+///
+/// let mut first = TcpStream::connect(addr).await?;
+/// let mut welcome = [0u8; 8];
+/// first.read_exact(&mut welcome).await?;
+///
+/// let mut second = TcpStream::connect(addr).await?;
+/// let mut buf = [0u8; 8];
+/// assert!(matches!(second.read(&mut buf).await, Ok(0) | Err(_)), "closed at once");
+/// acceptor.abort();
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Serve {
     listener: TcpListener,

@@ -8,6 +8,23 @@ use super::asyncify;
 
 /// Creates directories with options: recursive creation, permissions (tokio's
 /// `DirBuilder`).
+///
+/// ```
+/// use std::os::unix::fs::PermissionsExt;
+/// use netloop_net::fs::{self, DirBuilder};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let root = std::env::temp_dir().join(format!("netloop-doc-dirs-{}", std::process::id()));
+/// let nested = root.join("a/b/c");
+/// // Private to this user, parents and all.
+/// DirBuilder::new().recursive(true).mode(0o700).create(&nested).await?;
+/// assert_eq!(fs::metadata(&nested).await?.permissions().mode() & 0o777, 0o700);
+/// fs::remove_dir_all(&root).await?;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct DirBuilder {
     recursive: bool,

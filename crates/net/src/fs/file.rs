@@ -32,6 +32,27 @@ const DEFAULT_MAX_BUF_SIZE: usize = 2 * 1024 * 1024;
 /// itself completes in the background, so **call `flush` before dropping the file** if
 /// you need the data written (or an error reported). Dropping a file with a write in
 /// flight lets that write finish on its own.
+///
+/// ```
+/// use netloop_net::fs::File;
+/// use netloop_net::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let path = std::env::temp_dir().join(format!("netloop-doc-file-{}.txt", std::process::id()));
+///
+/// let mut file = File::create(&path).await?;
+/// file.write_all(b"hello, file").await?;
+/// file.flush().await?; // wait for the background write, and see its error if any
+///
+/// let mut contents = String::new();
+/// File::open(&path).await?.read_to_string(&mut contents).await?;
+/// assert_eq!(contents, "hello, file");
+/// netloop_net::fs::remove_file(&path).await?;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct File {
     std: Arc<std::fs::File>,
     /// Locked by the `&self` methods (`sync_all`, `set_len`...) to wait for the

@@ -8,6 +8,28 @@ use super::{File, asyncify};
 
 /// How to open a file: for reading, writing, appending, creating... (tokio's
 /// `OpenOptions`, wrapping the standard library's).
+///
+/// A log that each run appends to, created by the first:
+///
+/// ```
+/// use netloop_net::fs::{self, OpenOptions};
+/// use netloop_net::io::AsyncWriteExt;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let path = std::env::temp_dir().join(format!("netloop-doc-log-{}.txt", std::process::id()));
+/// # let _ = fs::remove_file(&path).await;
+/// for run in 1..=2 {
+///     let mut log = OpenOptions::new().append(true).create(true).open(&path).await?;
+///     log.write_all(format!("run {run}\n").as_bytes()).await?;
+///     log.flush().await?;
+/// }
+/// assert_eq!(fs::read_to_string(&path).await?, "run 1\nrun 2\n");
+/// fs::remove_file(&path).await?;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct OpenOptions(std::fs::OpenOptions);
 

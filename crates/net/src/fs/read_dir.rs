@@ -20,6 +20,23 @@ use super::{asyncify, background_task_failed};
 const BATCH: usize = 32;
 
 /// Lists the directory `path`: the entries come from a [`ReadDir`].
+///
+/// ```
+/// use netloop_net::fs;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let dir = std::env::temp_dir().join(format!("netloop-doc-fs-read-dir-fn-{}", std::process::id()));
+/// fs::create_dir_all(dir.join("sub")).await?;
+/// let mut entries = fs::read_dir(&dir).await?;
+/// let first = entries.next_entry().await?.expect("one entry");
+/// assert_eq!(first.file_name(), "sub");
+/// assert!(entries.next_entry().await?.is_none());
+/// fs::remove_dir_all(&dir).await?;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     let path = path.as_ref().to_owned();
     let (entries, std, more) = asyncify(move || {
@@ -59,6 +76,29 @@ enum State {
 }
 
 /// The entries of a directory, in the OS's order (tokio's `ReadDir`).
+///
+/// ```
+/// use netloop_net::fs;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let dir = std::env::temp_dir().join(format!("netloop-doc-read-dir-{}", std::process::id()));
+/// fs::create_dir_all(&dir).await?;
+/// fs::write(dir.join("a.txt"), "a").await?;
+/// fs::write(dir.join("b.txt"), "b").await?;
+///
+/// let mut names = Vec::new();
+/// let mut entries = fs::read_dir(&dir).await?;
+/// while let Some(entry) = entries.next_entry().await? {
+///     names.push(entry.file_name());
+/// }
+/// names.sort(); // the OS's order is no particular order
+/// assert_eq!(names, ["a.txt", "b.txt"]);
+/// fs::remove_dir_all(&dir).await?;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 #[must_use = "streams do nothing unless polled"]
 pub struct ReadDir(State);
@@ -115,6 +155,32 @@ impl ReadDir {
 }
 
 /// One entry of a [`ReadDir`] (tokio's `DirEntry`).
+///
+/// Its file type usually comes with the listing, so telling files from directories
+/// costs no extra trip to the blocking pool:
+///
+/// ```
+/// use netloop_net::fs;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let dir = std::env::temp_dir().join(format!("netloop-doc-dir-entry-{}", std::process::id()));
+/// fs::create_dir_all(dir.join("sub")).await?;
+/// fs::write(dir.join("file.txt"), "12345").await?;
+///
+/// let mut entries = fs::read_dir(&dir).await?;
+/// while let Some(entry) = entries.next_entry().await? {
+///     if entry.file_type().await?.is_dir() {
+///         assert_eq!(entry.file_name(), "sub");
+///     } else {
+///         assert_eq!(entry.metadata().await?.len(), 5);
+///     }
+/// }
+/// fs::remove_dir_all(&dir).await?;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct DirEntry {
     std: Arc<std::fs::DirEntry>,

@@ -80,6 +80,37 @@ pub struct AsyncFd<T: AsRawFd> {
 
 /// Readiness of an [`AsyncFd`] seen by a task, until it is cleared (tokio's
 /// `AsyncFdReadyGuard`). Dropping the guard without clearing keeps the readiness.
+///
+/// Readiness can be stale: do the operation, and if the OS says `WouldBlock` after
+/// all, clear the readiness so that the next wait waits for a new event (a guard's
+/// [`try_io`](Self::try_io) does both):
+///
+/// ```
+/// use std::io::{ErrorKind, Read, Write};
+/// use std::os::unix::net::UnixStream;
+/// use netloop_net::io::unix::AsyncFd;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let (a, mut b) = UnixStream::pair()?;
+/// a.set_nonblocking(true)?;
+/// // SAFETY: `a` owns its descriptor for as long as the AsyncFd holds it.
+/// let a = unsafe { AsyncFd::register(a) }.map_err(std::io::Error::from)?;
+/// b.write_all(b"ping")?;
+///
+/// let mut buf = [0u8; 16];
+/// let n = loop {
+///     let mut guard = a.readable().await?;
+///     match guard.get_inner().read(&mut buf) {
+///         Err(e) if e.kind() == ErrorKind::WouldBlock => guard.clear_ready(),
+///         result => break result?,
+///     }
+/// };
+/// assert_eq!(&buf[..n], b"ping");
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct AsyncFdReadyGuard<'a, T: AsRawFd> {
     async_fd: &'a AsyncFd<T>,
     event: Option<ReadyEvent>,
@@ -87,6 +118,34 @@ pub struct AsyncFdReadyGuard<'a, T: AsRawFd> {
 
 /// [`AsyncFdReadyGuard`] with mutable access to the `AsyncFd` (tokio's
 /// `AsyncFdReadyMutGuard`).
+///
+/// For objects whose I/O methods take `&mut self`:
+///
+/// ```
+/// use std::io::{Read, Write};
+/// use std::os::unix::net::UnixStream;
+/// use netloop_net::io::unix::AsyncFd;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let (a, mut b) = UnixStream::pair()?;
+/// a.set_nonblocking(true)?;
+/// // SAFETY: `a` owns its descriptor for as long as the AsyncFd holds it.
+/// let mut a = unsafe { AsyncFd::register(a) }.map_err(std::io::Error::from)?;
+/// b.write_all(b"ping")?;
+///
+/// let mut buf = [0u8; 16];
+/// let n = loop {
+///     let mut guard = a.readable_mut().await?;
+///     if let Ok(result) = guard.try_io(|fd| fd.get_mut().read(&mut buf)) {
+///         break result?;
+///     }
+/// };
+/// assert_eq!(&buf[..n], b"ping");
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct AsyncFdReadyMutGuard<'a, T: AsRawFd> {
     async_fd: &'a mut AsyncFd<T>,
     event: Option<ReadyEvent>,
@@ -94,11 +153,53 @@ pub struct AsyncFdReadyMutGuard<'a, T: AsRawFd> {
 
 /// The operation given to a guard's `try_io` found the descriptor not ready: the
 /// readiness was cleared; wait for it again.
+///
+/// ```
+/// use std::io::Read;
+/// use std::os::unix::net::UnixStream;
+/// use netloop_net::io::unix::AsyncFd;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let (a, _b) = UnixStream::pair()?;
+/// a.set_nonblocking(true)?;
+/// // SAFETY: `a` owns its descriptor for as long as the AsyncFd holds it.
+/// let a = unsafe { AsyncFd::register(a) }.map_err(std::io::Error::from)?;
+///
+/// // Writable, but a read finds nothing: the operation would block.
+/// let mut guard = a.writable().await?;
+/// let result = guard.try_io(|fd| fd.get_ref().read(&mut [0u8; 16]));
+/// assert!(result.is_err()); // Err(TryIoError): wait again
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct TryIoError(());
 
 /// Registering an [`AsyncFd`] failed; the object comes back with the cause (tokio's
 /// `AsyncFdRegisterError`), so nothing is lost.
+///
+/// epoll cannot wait on a regular file (it is always ready): registering one fails
+/// with `EPERM`, and the file comes back, to be read with blocking calls instead (on
+/// the blocking pool, as [`fs`](crate::fs) does).
+///
+/// ```
+/// use std::fs::File;
+/// use netloop_net::io::unix::AsyncFd;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let file = File::open(std::env::current_exe()?)?;
+/// // SAFETY: `file` owns its descriptor for as long as the AsyncFd would hold it.
+/// let err = unsafe { AsyncFd::register(file) }.unwrap_err();
+/// let (file, cause) = err.into_parts();
+/// assert_eq!(cause.raw_os_error(), Some(libc::EPERM));
+/// assert!(file.metadata()?.is_file());
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct AsyncFdRegisterError<T> {
     inner: T,
     cause: io::Error,

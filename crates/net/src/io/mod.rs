@@ -40,6 +40,27 @@ use std::ops;
 
 /// Readiness to wait for (tokio's `io::Interest`): what a registration asks the OS to
 /// report, and what a readiness wait waits for.
+///
+/// Interests combine with `|`. A wait for several returns as soon as any is ready,
+/// with the [`Ready`] set saying which:
+///
+/// ```
+/// use netloop_net::io::Interest;
+/// use netloop_net::unix::UnixStream;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let (a, b) = UnixStream::pair()?;
+/// let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
+/// assert!(ready.is_writable() && !ready.is_readable()); // room to write, nothing to read
+///
+/// b.try_write(b"ping")?;
+/// let ready = a.ready(Interest::READABLE).await?;
+/// assert!(ready.is_readable());
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Interest(u8);
 

@@ -210,16 +210,59 @@ std_stream!(
     /// The process's standard input (tokio's `io::Stdin`), read on the blocking pool.
     /// A read that has started runs to its end even if the future is dropped; the
     /// data it got is kept for the next read.
+    ///
+    /// Read it line by line through a [`BufReader`](crate::io::BufReader), which also
+    /// makes fewer trips to the blocking pool:
+    ///
+    /// ```no_run
+    /// use netloop_net::io::{self, AsyncBufReadExt, BufReader};
+    ///
+    /// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// # rt.block_on(async {
+    /// let mut lines = BufReader::new(io::stdin()).lines();
+    /// while let Some(line) = lines.next_line().await? {
+    ///     println!("{} characters", line.chars().count());
+    /// }
+    /// # Ok::<(), std::io::Error>(())
+    /// # })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     Stdin, stdin, Stdin
 );
 std_stream!(
     /// The process's standard output (tokio's `io::Stdout`), written on the blocking
     /// pool. Flush before exiting: a write still in the background may be lost.
+    ///
+    /// ```
+    /// use netloop_net::io::{self, AsyncWriteExt};
+    ///
+    /// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// # rt.block_on(async {
+    /// let mut out = io::stdout();
+    /// out.write_all(b"hello from netloop\n").await?;
+    /// out.flush().await?; // the write has reached the OS
+    /// # Ok::<(), std::io::Error>(())
+    /// # })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     Stdout, stdout, Stdout
 );
 std_stream!(
     /// The process's standard error (tokio's `io::Stderr`), written on the blocking
     /// pool.
+    ///
+    /// ```
+    /// use netloop_net::io::{self, AsyncWriteExt};
+    ///
+    /// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// # rt.block_on(async {
+    /// let mut err = io::stderr();
+    /// err.write_all(b"warning: an example\n").await?;
+    /// err.flush().await?;
+    /// # Ok::<(), std::io::Error>(())
+    /// # })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     Stderr, stderr, Stderr
 );
 

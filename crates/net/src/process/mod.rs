@@ -38,6 +38,27 @@ use exit::ExitWatch;
 
 /// What to run and how: tokio's `Command`, a `std::process::Command` plus
 /// [`kill_on_drop`](Command::kill_on_drop).
+///
+/// Set up the program, its arguments, environment and standard streams, then run it
+/// with [`output`](Self::output) or [`status`](Self::status), or start it with
+/// [`spawn`](Self::spawn):
+///
+/// ```
+/// use netloop_net::process::Command;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let output = Command::new("sh")
+///     .args(["-c", "echo \"$GREETING, $1\"", "sh", "world"])
+///     .env("GREETING", "hello")
+///     .output()
+///     .await?;
+/// assert!(output.status.success());
+/// assert_eq!(output.stdout, b"hello, world\n");
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Command {
     std: std::process::Command,
@@ -263,6 +284,32 @@ impl From<std::process::Command> for Command {
 /// A running or exited child process (tokio's `Child`).
 ///
 /// Its piped streams are in the public fields; take them out to use them on their own.
+/// Awaiting [`wait`](Self::wait) costs no thread: the loop learns of the exit.
+///
+/// ```
+/// use std::process::Stdio;
+/// use netloop_net::io::{AsyncReadExt, AsyncWriteExt};
+/// use netloop_net::process::Command;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let mut child = Command::new("cat")
+///     .stdin(Stdio::piped())
+///     .stdout(Stdio::piped())
+///     .kill_on_drop(true) // should this task be cancelled, no stray `cat` is left
+///     .spawn()?;
+/// let (mut stdin, mut stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+///
+/// stdin.write_all(b"meow").await?;
+/// drop(stdin); // end of input: `cat` finishes
+/// let mut echoed = String::new();
+/// stdout.read_to_string(&mut echoed).await?;
+/// assert_eq!(echoed, "meow");
+/// assert!(child.wait().await?.success());
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Child {
     state: State,

@@ -13,8 +13,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use crate::registration::register;
 
 macro_rules! pipe_type {
-    ($Name:ident, $Std:ty, $Mio:ty, $interest:expr, $doc:literal) => {
-        #[doc = $doc]
+    ($(#[$doc:meta])* $Name:ident, $Std:ty, $Mio:ty, $interest:expr) => {
+        $(#[$doc])*
         #[derive(Debug)]
         pub struct $Name {
             io: PollEvented<$Mio>,
@@ -69,25 +69,87 @@ macro_rules! pipe_type {
 }
 
 pipe_type!(
+    /// The write end of a child's standard input (tokio's `ChildStdin`); dropping it closes
+    /// the child's input.
+    ///
+    /// Feeding a filter: write, then drop the pipe, so that the child reads end of file and
+    /// finishes.
+    ///
+    /// ```
+    /// use std::process::Stdio;
+    /// use netloop_net::io::AsyncWriteExt;
+    /// use netloop_net::process::Command;
+    ///
+    /// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// # rt.block_on(async {
+    /// let mut child = Command::new("sort").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
+    /// let mut stdin = child.stdin.take().expect("piped");
+    /// stdin.write_all(b"pear\napple\n").await?;
+    /// drop(stdin);
+    ///
+    /// let output = child.wait_with_output().await?;
+    /// assert_eq!(output.stdout, b"apple\npear\n");
+    /// # Ok::<(), std::io::Error>(())
+    /// # })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     ChildStdin,
     std::process::ChildStdin,
     Sender,
-    mio::Interest::WRITABLE,
-    "The write end of a child's standard input (tokio's `ChildStdin`); dropping it closes the child's input."
+    mio::Interest::WRITABLE
 );
 pipe_type!(
+    /// The read end of a child's standard output (tokio's `ChildStdout`).
+    ///
+    /// Reading a child's output as it comes, line by line, rather than all at its exit:
+    ///
+    /// ```
+    /// use std::process::Stdio;
+    /// use netloop_net::io::{AsyncBufReadExt, BufReader};
+    /// use netloop_net::process::Command;
+    ///
+    /// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// # rt.block_on(async {
+    /// let mut child = Command::new("printf").arg("one\\ntwo\\n").stdout(Stdio::piped()).spawn()?;
+    /// let mut lines = BufReader::new(child.stdout.take().expect("piped")).lines();
+    /// let mut got = Vec::new();
+    /// while let Some(line) = lines.next_line().await? {
+    ///     got.push(line);
+    /// }
+    /// assert_eq!(got, ["one", "two"]);
+    /// assert!(child.wait().await?.success());
+    /// # Ok::<(), std::io::Error>(())
+    /// # })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     ChildStdout,
     std::process::ChildStdout,
     Receiver,
-    mio::Interest::READABLE,
-    "The read end of a child's standard output (tokio's `ChildStdout`)."
+    mio::Interest::READABLE
 );
 pipe_type!(
+    /// The read end of a child's standard error (tokio's `ChildStderr`).
+    ///
+    /// ```
+    /// use std::process::Stdio;
+    /// use netloop_net::io::AsyncReadExt;
+    /// use netloop_net::process::Command;
+    ///
+    /// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// # rt.block_on(async {
+    /// let mut child = Command::new("sh").args(["-c", "echo oops >&2; exit 3"]).stderr(Stdio::piped()).spawn()?;
+    /// let mut errors = String::new();
+    /// child.stderr.take().expect("piped").read_to_string(&mut errors).await?;
+    /// assert_eq!(errors, "oops\n");
+    /// assert_eq!(child.wait().await?.code(), Some(3));
+    /// # Ok::<(), std::io::Error>(())
+    /// # })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     ChildStderr,
     std::process::ChildStderr,
     Receiver,
-    mio::Interest::READABLE,
-    "The read end of a child's standard error (tokio's `ChildStderr`)."
+    mio::Interest::READABLE
 );
 
 impl AsyncWrite for ChildStdin {

@@ -27,6 +27,29 @@ use std::io;
 
 /// Completes at the next Ctrl-C (`SIGINT`) to this process.
 ///
+/// A server that stops accepting at Ctrl-C; the `serve` acceptor could be aborted the
+/// same way.
+///
+/// ```no_run
+/// use netloop_net::TcpListener;
+/// use netloop_scheduler::task;
+///
+/// # let rt = netloop_scheduler::runtime::Runtime::new()?;
+/// # rt.block_on(async {
+/// let listener = TcpListener::bind("127.0.0.1:8080").await?;
+/// let server = task::spawn(async move {
+///     while let Ok((stream, _)) = listener.accept().await {
+///         task::spawn(async move { drop(stream) });
+///     }
+/// });
+/// netloop_net::signal::ctrl_c().await?;
+/// server.abort();
+/// println!("stopped accepting");
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
 /// The first call installs netloop's `SIGINT` handler, which replaces the default action
 /// of ending the process for the rest of its life: a program that awaits `ctrl_c` once
 /// and then goes on keeps running at the next Ctrl-C.

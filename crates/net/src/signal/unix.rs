@@ -9,6 +9,13 @@ use super::{driver, registry};
 
 /// A kind of Unix signal, by number: the common ones have constructors, any other
 /// comes from [`SignalKind::from_raw`].
+///
+/// ```
+/// use netloop_net::signal::unix::SignalKind;
+///
+/// assert_eq!(SignalKind::from_raw(2), SignalKind::interrupt()); // SIGINT is 2 everywhere
+/// assert_eq!(SignalKind::hangup().as_raw_value(), libc::SIGHUP);
+/// ```
 #[derive(Debug, Clone, Copy, Hash, PartialEq, Eq)]
 pub struct SignalKind(libc::c_int);
 
@@ -115,6 +122,23 @@ impl From<SignalKind> for std::os::raw::c_int {
 /// Listening for a signal replaces its default action (for `SIGINT`, ending the
 /// process) for the rest of the process's life, even after every `Signal` is dropped,
 /// as with tokio.
+///
+/// ```
+/// use netloop_net::signal::unix::{SignalKind, signal};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let mut usr1 = signal(SignalKind::user_defined1())?;
+///
+/// // Usually another process sends it (`kill -USR1 <pid>`); here, this process itself.
+/// // SAFETY: kill(2) with a valid pid and signal number.
+/// assert_eq!(unsafe { libc::kill(std::process::id() as libc::pid_t, libc::SIGUSR1) }, 0);
+///
+/// assert_eq!(usr1.recv().await, Some(()));
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[must_use = "streams do nothing unless polled"]
 #[derive(Debug)]
 pub struct Signal {
@@ -124,6 +148,22 @@ pub struct Signal {
 }
 
 /// Listens for signal `kind` from now on.
+///
+/// A daemon that reloads its configuration on each `SIGHUP`, for as long as it runs:
+///
+/// ```no_run
+/// use netloop_net::signal::unix::{SignalKind, signal};
+///
+/// # let rt = netloop_scheduler::runtime::Runtime::new()?;
+/// # rt.block_on(async {
+/// let mut hangups = signal(SignalKind::hangup())?;
+/// while hangups.recv().await.is_some() {
+///     println!("reloading the configuration");
+/// }
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 ///
 /// # Errors
 ///

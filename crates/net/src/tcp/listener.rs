@@ -18,6 +18,35 @@ use crate::registration::register;
 /// `spawn` goes to the runtime's next loop, and the stream registers with the loop
 /// that first uses it. [`serve`](crate::serve) does the same with a per-loop
 /// connection cap and a `!Send` handler.
+///
+/// A server accepts in a loop and spawns a task per connection, so that a slow
+/// client holds up no other:
+///
+/// ```
+/// use netloop_net::io::{AsyncReadExt, AsyncWriteExt};
+/// use netloop_net::{TcpListener, TcpStream};
+/// use netloop_scheduler::task;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let listener = TcpListener::bind("127.0.0.1:0").await?; // port 0: any free port
+/// let addr = listener.local_addr()?;
+/// task::spawn(async move {
+///     while let Ok((mut stream, peer)) = listener.accept().await {
+///         task::spawn(async move {
+///             let _ = stream.write_all(format!("hello, {peer}").as_bytes()).await;
+///         });
+///     }
+/// });
+///
+/// let mut client = TcpStream::connect(addr).await?;
+/// let mut greeting = String::new();
+/// client.read_to_string(&mut greeting).await?;
+/// assert_eq!(greeting, format!("hello, {}", client.local_addr()?));
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct TcpListener {
     pub(crate) io: PollEvented<mio::net::TcpListener>,
 }

@@ -25,6 +25,30 @@ use crate::registration::register;
 /// wakes cross threads correctly. Every operation spends the cooperative budget; reads and
 /// writes run until the OS says `WouldBlock` (or is short), as edge-triggered epoll
 /// requires.
+///
+/// Read and write it with the extension traits of [`io`](crate::io)
+/// ([`AsyncReadExt`](crate::io::AsyncReadExt),
+/// [`AsyncWriteExt`](crate::io::AsyncWriteExt)):
+///
+/// ```
+/// use netloop_net::io::{AsyncReadExt, AsyncWriteExt};
+/// use netloop_net::{TcpListener, TcpStream};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let listener = TcpListener::bind("127.0.0.1:0").await?;
+/// let mut stream = TcpStream::connect(listener.local_addr()?).await?;
+/// stream.set_nodelay(true)?; // small messages go out at once
+/// stream.write_all(b"ping").await?;
+///
+/// let (mut peer, _) = listener.accept().await?;
+/// let mut buf = [0u8; 4];
+/// peer.read_exact(&mut buf).await?;
+/// assert_eq!(&buf, b"ping");
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct TcpStream {
     pub(crate) io: PollEvented<mio::net::TcpStream>,
 }

@@ -5,6 +5,26 @@ use std::path::Path;
 
 /// The address of a Unix domain socket: a path, an abstract name (Linux), or nothing
 /// (an unnamed socket, such as either end of a `pair`) (tokio's `net::unix::SocketAddr`).
+///
+/// ```
+/// use netloop_net::unix::{UnixListener, UnixStream};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let path = std::env::temp_dir().join(format!("netloop-doc-addr-{}.sock", std::process::id()));
+/// let _ = std::fs::remove_file(&path);
+/// let listener = UnixListener::bind(&path)?;
+/// assert_eq!(listener.local_addr()?.as_pathname(), Some(path.as_path()));
+///
+/// // A client that did not bind connects from an unnamed address.
+/// let _client = UnixStream::connect(&path).await?;
+/// let (_server, client_addr) = listener.accept().await?;
+/// assert!(client_addr.is_unnamed());
+/// std::fs::remove_file(&path)?;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct SocketAddr(pub(crate) std::os::unix::net::SocketAddr);
 
@@ -60,6 +80,24 @@ pub(crate) fn abstract_address(path: &Path) -> std::io::Result<Option<std::os::u
 
 /// The credentials of a Unix socket's peer, as the kernel recorded them when the
 /// connection was made (tokio's `net::unix::UCred`).
+///
+/// The kernel vouches for them, so a server can decide what a local client may do by
+/// who runs it, with no password:
+///
+/// ```
+/// use netloop_net::unix::UnixStream;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let (server, _client) = UnixStream::pair()?;
+/// let cred = server.peer_cred()?;
+/// // Here the peer is this very process.
+/// assert_eq!(cred.pid().map(|pid| pid as u32), Some(std::process::id()));
+/// println!("peer runs as uid {} gid {}", cred.uid(), cred.gid());
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct UCred {
     pid: Option<libc::pid_t>,

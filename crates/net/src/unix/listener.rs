@@ -18,6 +18,30 @@ use crate::registration::register;
 ///
 /// The socket file stays after the listener is dropped, as with every Unix socket:
 /// remove it before binding the path again.
+///
+/// ```
+/// use netloop_net::io::{AsyncReadExt, AsyncWriteExt};
+/// use netloop_net::unix::{UnixListener, UnixStream};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let path = std::env::temp_dir().join(format!("netloop-doc-listener-{}.sock", std::process::id()));
+/// let _ = std::fs::remove_file(&path); // a file left by an earlier run
+/// let listener = UnixListener::bind(&path)?;
+///
+/// let mut client = UnixStream::connect(&path).await?;
+/// let (mut server, _client_addr) = listener.accept().await?;
+/// client.write_all(b"ping").await?;
+/// let mut buf = [0u8; 4];
+/// server.read_exact(&mut buf).await?;
+/// assert_eq!(&buf, b"ping");
+///
+/// drop(listener);
+/// std::fs::remove_file(&path)?;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct UnixListener {
     io: PollEvented<mio::net::UnixListener>,
 }

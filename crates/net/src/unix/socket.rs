@@ -13,6 +13,30 @@ use super::{UnixDatagram, UnixListener, UnixStream};
 /// [`new_datagram`](Self::new_datagram), set it up (`bind`), then turn it into a
 /// [`UnixListener`] ([`listen`](Self::listen)), a [`UnixStream`]
 /// ([`connect`](Self::connect)) or a [`UnixDatagram`] ([`datagram`](Self::datagram)).
+/// `UnixListener::bind` listens with the OS's default backlog; a socket made here
+/// chooses its own.
+///
+/// ```
+/// use netloop_net::unix::UnixSocket;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let path = std::env::temp_dir().join(format!("netloop-doc-socket-{}.sock", std::process::id()));
+/// let _ = std::fs::remove_file(&path);
+///
+/// let socket = UnixSocket::new_stream()?;
+/// socket.bind(&path)?;
+/// let listener = socket.listen(16)?; // at most 16 connections waiting for `accept`
+///
+/// let client = UnixSocket::new_stream()?.connect(&path).await?;
+/// let (server, _) = listener.accept().await?;
+/// assert_eq!(client.peer_addr()?.as_pathname(), Some(path.as_path()));
+/// # drop(server);
+/// std::fs::remove_file(&path)?;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct UnixSocket {
     inner: socket2::Socket,

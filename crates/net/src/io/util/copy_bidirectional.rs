@@ -43,6 +43,44 @@ where
 /// bytes copied `(a to b, b to a)` (tokio's `io::copy_bidirectional`). When one side's
 /// reads end, the other side's write half is shut down, so a proxy passes a half-close
 /// on. An error in either direction ends both with that error. 8 KiB buffers.
+///
+/// The heart of a TCP proxy: each accepted client is joined to a connection of its own
+/// to the upstream server.
+///
+/// ```
+/// use netloop_net::io::{self, AsyncReadExt, AsyncWriteExt};
+/// use netloop_net::{TcpListener, TcpStream};
+/// use netloop_scheduler::task;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// // An upstream server that answers "pong" to anything.
+/// let upstream = TcpListener::bind("127.0.0.1:0").await?;
+/// let upstream_addr = upstream.local_addr()?;
+/// task::spawn(async move {
+///     let (mut conn, _) = upstream.accept().await?;
+///     conn.read(&mut [0u8; 16]).await?;
+///     conn.write_all(b"pong").await
+/// });
+///
+/// // The proxy.
+/// let proxy = TcpListener::bind("127.0.0.1:0").await?;
+/// let proxy_addr = proxy.local_addr()?;
+/// task::spawn(async move {
+///     let (mut client, _) = proxy.accept().await?;
+///     let mut server = TcpStream::connect(upstream_addr).await?;
+///     io::copy_bidirectional(&mut client, &mut server).await
+/// });
+///
+/// let mut client = TcpStream::connect(proxy_addr).await?;
+/// client.write_all(b"ping").await?;
+/// let mut reply = String::new();
+/// client.read_to_string(&mut reply).await?; // ends when upstream closes, passed on
+/// assert_eq!(reply, "pong");
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub async fn copy_bidirectional<A, B>(a: &mut A, b: &mut B) -> io::Result<(u64, u64)>
 where
     A: AsyncRead + AsyncWrite + Unpin + ?Sized,
@@ -58,6 +96,30 @@ where
 }
 
 /// [`copy_bidirectional`] with the buffer size of each direction.
+///
+/// Larger buffers mean fewer reads and writes for bulk transfers; smaller ones, less
+/// memory per connection for many idle ones.
+///
+/// ```
+/// use netloop_net::io::{self, AsyncReadExt, AsyncWriteExt};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let (mut a, mut a_peer) = io::duplex(1024);
+/// let (mut b, mut b_peer) = io::duplex(1024);
+/// a_peer.write_all(b"to b").await?;
+/// a_peer.shutdown().await?;
+/// b_peer.shutdown().await?;
+///
+/// let copied = io::copy_bidirectional_with_sizes(&mut a, &mut b, 64 * 1024, 4 * 1024).await?;
+/// assert_eq!(copied, (4, 0));
+/// let mut got = String::new();
+/// b_peer.read_to_string(&mut got).await?;
+/// assert_eq!(got, "to b");
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 ///
 /// # Panics
 ///

@@ -11,6 +11,23 @@ use super::spend_budget;
 
 /// Always at end of file for reads, accepts and discards writes, and seeks to 0
 /// (tokio's `io::Empty`). Created by [`empty`].
+///
+/// A stand-in where an API wants a reader or a writer and there is nothing to give or
+/// keep, such as a request with no body:
+///
+/// ```
+/// use netloop_net::io::{self, AsyncReadExt, AsyncWriteExt};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let mut body = io::empty();
+/// let mut text = String::new();
+/// assert_eq!(body.read_to_string(&mut text).await?, 0);
+/// body.write_all(b"discarded").await?;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct Empty {
     _private: (),
 }

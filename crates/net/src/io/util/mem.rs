@@ -18,6 +18,28 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf, ReadHalf, WriteHalf, split};
 /// closes nothing.) Every read and write spends a unit of
 /// the task's cooperative budget (only when it completes), so two tasks pumping data
 /// through a pipe still let the rest of their loop run.
+///
+/// The bound is backpressure: here the writer sends 1 KiB through a 64-byte pipe,
+/// waiting whenever the reader falls behind.
+///
+/// ```
+/// use netloop_net::io::{self, AsyncReadExt, AsyncWriteExt};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let (mut rx, mut tx) = io::simplex(64);
+/// let writer = netloop_scheduler::task::spawn(async move {
+///     tx.write_all(&[7u8; 1024]).await?;
+///     tx.shutdown().await // the reader sees EOF once the buffer is drained
+/// });
+/// let mut got = Vec::new();
+/// rx.read_to_end(&mut got).await?;
+/// assert_eq!(got, vec![7u8; 1024]);
+/// writer.await??;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct SimplexStream {
     /// Written, not yet read; never longer than `max_buf_size`.
@@ -217,6 +239,41 @@ fn spend_on<T>(
 /// Each direction is a [`SimplexStream`] of at most `max_buf_size` bytes. Shutting an
 /// end's write side down gives the other end end of file; dropping an end does that and
 /// makes the other end's writes fail with `BrokenPipe`.
+///
+/// Code written against the I/O traits instead of a socket type can be tested with a
+/// duplex pair, no network needed:
+///
+/// ```
+/// use netloop_net::io::{self, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+///
+/// // Answers each line with its length.
+/// async fn serve_lengths(conn: impl AsyncRead + AsyncWrite + Unpin) -> std::io::Result<()> {
+///     let mut conn = BufReader::new(conn);
+///     let mut line = String::new();
+///     while conn.read_line(&mut line).await? != 0 {
+///         conn.write_all(format!("{}\n", line.trim_end().len()).as_bytes()).await?;
+///         line.clear();
+///     }
+///     Ok(())
+/// }
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let (client, server) = io::duplex(64);
+/// let server = netloop_scheduler::task::spawn(serve_lengths(server));
+///
+/// let mut client = BufReader::new(client);
+/// client.write_all(b"hello\n").await?;
+/// let mut answer = String::new();
+/// client.read_line(&mut answer).await?;
+/// assert_eq!(answer, "5\n");
+///
+/// drop(client); // the server reads EOF and returns
+/// server.await??;
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct DuplexStream {
     read: Arc<Mutex<SimplexStream>>,

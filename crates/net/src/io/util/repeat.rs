@@ -11,6 +11,22 @@ use super::spend_budget;
 
 /// A reader that fills every buffer with one byte, forever (tokio's `io::Repeat`).
 /// Created by [`repeat`].
+///
+/// Endless, so it is usually bounded with [`take`](crate::io::AsyncReadExt::take):
+/// here, a kilobyte of test data.
+///
+/// ```
+/// use netloop_net::io::{self, AsyncReadExt};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let mut data = Vec::new();
+/// io::repeat(b'x').take(1024).read_to_end(&mut data).await?;
+/// assert_eq!(data, vec![b'x'; 1024]);
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Repeat {
     byte: u8,

@@ -11,6 +11,21 @@ use super::spend_budget;
 
 /// A writer that accepts and discards every byte (tokio's `io::Sink`). Created by
 /// [`sink`].
+///
+/// Copying a reader into a sink drains it, and counts its bytes:
+///
+/// ```
+/// use netloop_net::io;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let mut reader: &[u8] = b"twenty-one bytes long"; // `&[u8]` is a reader
+/// let n = io::copy(&mut reader, &mut io::sink()).await?;
+/// assert_eq!(n, 21);
+/// # Ok::<(), std::io::Error>(())
+/// # })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct Sink {
     _private: (),
 }
