@@ -20,6 +20,24 @@ use hyper::rt::{Executor, Sleep, Timer};
 /// Spawns hyper's background futures (HTTP/2 streams, client connections) with
 /// [`crate::spawn`]: on the current loop when called from one, so a connection's
 /// futures stay together.
+///
+/// hyper calls [`execute`](Executor::execute) itself once given the executor (for
+/// instance `hyper::client::conn::http2::Builder::new(NetloopExecutor)`); called by
+/// hand it is a `spawn` whose handle is dropped:
+///
+/// ```
+/// use hyper::rt::Executor;
+/// use netloop::hyper_rt::NetloopExecutor;
+///
+/// # #[netloop::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let (tx, rx) = netloop::sync::oneshot::channel();
+/// NetloopExecutor.execute(async move {
+///     let _ = tx.send("ran in the background");
+/// });
+/// assert_eq!(rx.await.unwrap(), "ran in the background");
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NetloopExecutor;
 
@@ -34,10 +52,43 @@ where
 }
 
 /// hyper's timers (header read timeouts, keep-alive) on netloop's loop timers.
+///
+/// Give it to a hyper builder's `timer(..)`; hyper then sleeps through it:
+///
+/// ```
+/// use std::time::Duration;
+/// use hyper::rt::Timer;
+/// use netloop::hyper_rt::NetloopTimer;
+///
+/// # #[netloop::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let start = std::time::Instant::now();
+/// NetloopTimer.sleep(Duration::from_millis(5)).await;
+/// assert!(start.elapsed() >= Duration::from_millis(5));
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NetloopTimer;
 
 /// A netloop [`Sleep`](crate::time::Sleep) as a hyper [`Sleep`].
+///
+/// What [`NetloopTimer`] hands out. When hyper moves a deadline (a keep-alive timer
+/// restarting, say), the timer resets the same sleep in place rather than making a
+/// new one:
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use hyper::rt::Timer;
+/// use netloop::hyper_rt::{NetloopSleep, NetloopTimer};
+///
+/// # #[netloop::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let mut sleep = NetloopTimer.sleep(Duration::from_secs(60));
+/// assert!(sleep.as_mut().downcast_mut_pin::<NetloopSleep>().is_some());
+/// NetloopTimer.reset(&mut sleep, Instant::now() + Duration::from_millis(1));
+/// sleep.await; // 1 ms, not 60 s
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct NetloopSleep(crate::time::Sleep);
 

@@ -25,6 +25,144 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
+//! ## A server and a client
+//!
+//! A server accepts in a loop and spawns a task per connection. Each task stays on
+//! the loop it was spawned on, for life; the spawn that follows an accept goes to the
+//! runtime's next loop, so the connections spread over every core. Binding port 0 lets
+//! the OS pick a free port, which the client on the same runtime then connects to.
+//!
+//! ```
+//! use netloop::io::{AsyncReadExt, AsyncWriteExt};
+//! use netloop::net::{TcpListener, TcpStream};
+//!
+//! #[netloop::main]
+//! async fn main() -> std::io::Result<()> {
+//!     let listener = TcpListener::bind("127.0.0.1:0").await?;
+//!     let addr = listener.local_addr()?;
+//!
+//!     // The server: an echo, one task per connection.
+//!     netloop::spawn(async move {
+//!         while let Ok((mut stream, _peer)) = listener.accept().await {
+//!             netloop::spawn(async move {
+//!                 let mut buf = [0u8; 1024];
+//!                 // A read of 0 bytes: the client closed its side.
+//!                 while let Ok(n @ 1..) = stream.read(&mut buf).await {
+//!                     if stream.write_all(&buf[..n]).await.is_err() {
+//!                         break;
+//!                     }
+//!                 }
+//!             });
+//!         }
+//!     });
+//!
+//!     // The client.
+//!     let mut stream = TcpStream::connect(addr).await?;
+//!     stream.write_all(b"hello").await?;
+//!     let mut buf = [0u8; 5];
+//!     stream.read_exact(&mut buf).await?;
+//!     assert_eq!(&buf, b"hello");
+//!     Ok(())
+//! }
+//! ```
+//!
+//! ## The acceptor: `serve`
+//!
+//! [`net::serve`] runs the accept loop the way Netty does: each connection is handed
+//! to the next loop, registered there and served there for its whole life. So the
+//! handler's future need not be `Send` (it may hold an `Rc` or a `RefCell` across an
+//! `.await`), and [`net::Serve`] can cap the connections per loop. `serve` returns the
+//! acceptor task: abort it to stop accepting; connections being served go on.
+//!
+//! ```
+//! use std::rc::Rc;
+//! use netloop::io::{AsyncReadExt, AsyncWriteExt};
+//! use netloop::net::{TcpListener, TcpStream};
+//!
+//! #[netloop::main]
+//! async fn main() -> std::io::Result<()> {
+//!     let listener = TcpListener::bind("127.0.0.1:0").await?;
+//!     let addr = listener.local_addr()?;
+//!     let acceptor = netloop::net::serve(listener, |mut stream, _peer| async move {
+//!         let greeting = Rc::new(*b"hello\n"); // !Send, held across the await
+//!         let _ = stream.write_all(&greeting[..]).await;
+//!     });
+//!
+//!     let mut client = TcpStream::connect(addr).await?;
+//!     let mut got = String::new();
+//!     client.read_to_string(&mut got).await?; // the handler's end closed the stream
+//!     assert_eq!(got, "hello\n");
+//!     acceptor.abort();
+//!     Ok(())
+//! }
+//! ```
+//!
+//! ## Splitting a stream
+//!
+//! To read and write at the same time, split the stream.
+//! [`split`](net::TcpStream::split) borrows it as two halves for use within one task
+//! (here both go to [`io::copy`], which makes an echo);
+//! [`into_split`](net::TcpStream::into_split) gives owned halves that can move to
+//! different tasks.
+//!
+//! ```
+//! use netloop::io::{AsyncReadExt, AsyncWriteExt};
+//! use netloop::net::{TcpListener, TcpStream};
+//!
+//! # #[netloop::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let listener = TcpListener::bind("127.0.0.1:0").await?;
+//! let addr = listener.local_addr()?;
+//! netloop::spawn(async move {
+//!     let (mut stream, _) = listener.accept().await?;
+//!     let (mut rd, mut wr) = stream.split();
+//!     netloop::io::copy(&mut rd, &mut wr).await
+//! });
+//!
+//! let (mut rd, mut wr) = TcpStream::connect(addr).await?.into_split();
+//! let writer = netloop::spawn(async move {
+//!     wr.write_all(b"hello").await?;
+//!     wr.shutdown().await // the server's copy reads EOF, ends and closes
+//! });
+//! let mut echoed = String::new();
+//! rd.read_to_string(&mut echoed).await?;
+//! assert_eq!(echoed, "hello");
+//! writer.await??;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## A timeout on a read
+//!
+//! A read waits as long as the peer stays silent. Wrap it in [`time::timeout`] to
+//! bound the wait: on expiry the read is dropped, which cancels it without losing data
+//! (none was read), and the stream can be used again. The error converts to an
+//! `io::Error` of kind `TimedOut`, so `?` passes it on.
+//!
+//! ```
+//! use std::time::Duration;
+//! use netloop::io::{AsyncReadExt, AsyncWriteExt};
+//! use netloop::net::{TcpListener, TcpStream};
+//! use netloop::time::timeout;
+//!
+//! # #[netloop::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let listener = TcpListener::bind("127.0.0.1:0").await?;
+//! let mut stream = TcpStream::connect(listener.local_addr()?).await?;
+//! let (mut peer, _) = listener.accept().await?;
+//!
+//! let mut buf = [0u8; 1024];
+//! let res = timeout(Duration::from_millis(20), stream.read(&mut buf)).await;
+//! assert!(res.is_err(), "the peer sent nothing within 20 ms");
+//!
+//! // The stream is as good as before: once the peer writes, a read gets it.
+//! peer.write_all(b"late").await?;
+//! let n = timeout(Duration::from_secs(5), stream.read(&mut buf)).await??;
+//! assert_eq!(&buf[..n], b"late");
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! ## When to choose netloop over tokio
 //!
 //! When connections are independent and long-lived (proxies, gateways, protocol

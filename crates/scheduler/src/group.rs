@@ -55,6 +55,31 @@ struct Inner {
 /// Each loop's thread starts lazily, on the first task submitted to that loop, unless
 /// [`start_all`](Self::start_all) is called. [`next`](Self::next) picks the loop for a
 /// new connection or an off-loop spawn.
+///
+/// A runtime owns one ([`Handle::event_loops`](crate::runtime::Handle::event_loops));
+/// one can also be used on its own, Netty's way, handing closures to its loops:
+///
+/// ```
+/// use std::collections::HashSet;
+/// use std::sync::mpsc;
+/// use std::time::Duration;
+/// use netloop_scheduler::EventLoopGroup;
+///
+/// let group = EventLoopGroup::new(2)?;
+/// let (tx, rx) = mpsc::channel();
+/// for _ in 0..4 {
+///     let tx = tx.clone();
+///     // Round-robin: loop 0, 1, 0, 1. Each closure runs on its loop's thread.
+///     group.next().execute(move || tx.send(std::thread::current().id()).unwrap()).unwrap();
+/// }
+/// drop(tx);
+/// let threads: HashSet<_> = rx.iter().collect();
+/// assert_eq!(threads.len(), 2);
+///
+/// group.shutdown_gracefully(Duration::ZERO, Duration::from_secs(1)).unwrap();
+/// assert!(group.await_termination(Duration::from_secs(5)));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct EventLoopGroup {
     inner: Arc<Inner>,

@@ -4,6 +4,20 @@ use std::fmt;
 use std::ops;
 
 /// A set of readiness events, as reported by the OS and cached by a registration.
+///
+/// What a readiness wait (a socket's `ready`, an `AsyncFd` guard) returns. A closed
+/// half counts as ready for its direction: the next operation will not wait (a read
+/// gives 0 bytes, the end of the stream).
+///
+/// ```
+/// use netloop_reactor::io::Ready;
+///
+/// let ready = Ready::READABLE | Ready::READ_CLOSED; // data, then the peer's EOF
+/// assert!(ready.is_readable() && ready.is_read_closed());
+/// assert!(!ready.is_writable());
+/// assert!(Ready::READ_CLOSED.is_readable());
+/// assert_eq!(ready - Ready::READABLE, Ready::READ_CLOSED);
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Ready(u8);
 

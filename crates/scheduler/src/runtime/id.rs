@@ -5,6 +5,16 @@ use std::num::NonZeroU64;
 
 /// An opaque id of a runtime, unique among the runtimes of a process (tokio's
 /// `runtime::Id`). Two handles of one runtime have the same id.
+///
+/// ```
+/// use netloop_scheduler::runtime::Builder;
+///
+/// let a = Builder::new_current_thread().build()?;
+/// let b = Builder::new_current_thread().build()?;
+/// assert_eq!(a.handle().id(), a.handle().clone().id());
+/// assert_ne!(a.handle().id(), b.handle().id());
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Hash, Eq, PartialEq)]
 pub struct Id(NonZeroU64);
 

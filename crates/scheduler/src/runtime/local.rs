@@ -11,6 +11,17 @@ use crate::task::{JoinHandle, LocalSet};
 
 /// Options for [`Builder::build_local`](super::Builder::build_local); none yet, as
 /// in tokio.
+///
+/// ```
+/// use std::rc::Rc;
+/// use netloop_scheduler::runtime::{Builder, LocalOptions};
+///
+/// let rt = Builder::new_current_thread().enable_all().build_local(LocalOptions::default())?;
+/// let not_send = Rc::new("shared on this thread");
+/// let task = rt.spawn_local(async move { *not_send });
+/// assert_eq!(rt.block_on(task).unwrap(), "shared on this thread");
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Default, Debug)]
 #[non_exhaustive]
 pub struct LocalOptions {

@@ -81,6 +81,21 @@ pub fn is_rt_shutdown_err(err: &io::Error) -> bool {
 }
 
 /// Which kind of runtime this is (tokio's `RuntimeFlavor`).
+///
+/// Library code can ask, for instance to avoid
+/// [`block_in_place`](crate::task::block_in_place), which panics on a current-thread
+/// runtime:
+///
+/// ```
+/// use netloop_scheduler::runtime::{Builder, Handle, RuntimeFlavor};
+///
+/// let rt = Builder::new_current_thread().build()?;
+/// rt.block_on(async {
+///     let flavor = Handle::current().runtime_flavor();
+///     assert_eq!(flavor, RuntimeFlavor::CurrentThread);
+/// });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RuntimeFlavor {
@@ -111,6 +126,23 @@ pub(crate) struct Inner {
 }
 
 /// A handle to a runtime: spawn onto it, enter it, block on it (tokio's `Handle`).
+///
+/// Cheap to clone and `Send`: give one to code that runs outside the runtime, such as
+/// a plain thread, so that it can hand work to the runtime and wait for the result.
+/// Inside the runtime, [`Handle::current`] gets one.
+///
+/// ```
+/// use netloop_scheduler::runtime::Runtime;
+///
+/// let rt = Runtime::new()?;
+/// let handle = rt.handle().clone();
+/// let thread = std::thread::spawn(move || {
+///     let task = handle.spawn(async { "computed on a loop" });
+///     handle.block_on(task).unwrap()
+/// });
+/// assert_eq!(thread.join().unwrap(), "computed on a loop");
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Handle {
     pub(crate) inner: Arc<Inner>,
@@ -126,6 +158,17 @@ impl fmt::Debug for Handle {
 }
 
 /// Returned by [`Handle::try_current`] outside a runtime.
+///
+/// ```
+/// use netloop_scheduler::runtime::{Builder, Handle};
+///
+/// let err = Handle::try_current().unwrap_err(); // a plain thread: no runtime here
+/// assert!(err.is_missing_context());
+///
+/// let rt = Builder::new_current_thread().build()?;
+/// rt.block_on(async { assert!(Handle::try_current().is_ok()) });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct TryCurrentError(());
 
@@ -154,6 +197,21 @@ pub(crate) const NO_RUNTIME: &str = "there is no reactor running, must be called
      (here a netloop runtime: inside Runtime::block_on, a spawned task, or after Runtime::enter)";
 
 /// Keeps a runtime's context entered on this thread until dropped.
+///
+/// What needs a runtime (spawning, creating sockets or timers) then works on this
+/// thread without `block_on`, as when a synchronous `main` sets things up:
+///
+/// ```
+/// use netloop_scheduler::{runtime::Runtime, task};
+///
+/// let rt = Runtime::new()?;
+/// let task = {
+///     let _guard = rt.enter();
+///     task::spawn(async { 1 + 1 }) // would panic outside the context
+/// };
+/// assert_eq!(rt.block_on(task).unwrap(), 2);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[must_use = "the context is left when the guard is dropped"]
 pub struct EnterGuard<'a> {
     _guard: context::SetGuard,
@@ -578,6 +636,25 @@ pub(crate) struct Parts {
 /// The netloop runtime (tokio's `Runtime`): a group of event loops plus a blocking
 /// pool. Dropping it shuts it down: every loop stops, every task is dropped on its
 /// own loop's thread.
+///
+/// Most programs build one in `main` (or let `#[netloop::main]` do it) and run their
+/// top-level future with [`block_on`](Self::block_on):
+///
+/// ```
+/// use std::time::Duration;
+/// use netloop_scheduler::runtime::Runtime;
+///
+/// let rt = Runtime::new()?; // one loop per core
+/// let answer = rt.block_on(async {
+///     let task = netloop_scheduler::task::spawn(async { 6 * 7 });
+///     task.await.unwrap()
+/// });
+/// assert_eq!(answer, 42);
+///
+/// // Dropping shuts down too; this bounds the wait for blocking tasks.
+/// rt.shutdown_timeout(Duration::from_secs(1));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct Runtime {
     handle: Handle,
     shut_down: bool,

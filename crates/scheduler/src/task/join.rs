@@ -13,6 +13,21 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
 /// An opaque id of a spawned task, unique among the tasks of a process.
+///
+/// Useful to tell tasks apart in logs, or to match a [`JoinError`] or a
+/// [`JoinSet`](super::JoinSet) result with the task it came from:
+///
+/// ```
+/// use netloop_scheduler::{runtime::Builder, task};
+///
+/// let rt = Builder::new_current_thread().build()?;
+/// rt.block_on(async {
+///     let handle = task::spawn(async { task::id() }); // the id, seen from inside
+///     let id = handle.id();
+///     assert_eq!(handle.await.unwrap(), id);
+/// });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Id(u64);
 
@@ -64,6 +79,26 @@ enum Repr {
 
 /// A task failed to complete: it was cancelled (aborted, or its runtime shut down) or
 /// it panicked.
+///
+/// A panic in a task does not bring down the program: it ends the task, and whoever
+/// awaits the task gets the panic as an error:
+///
+/// ```
+/// use std::time::Duration;
+/// use netloop_scheduler::{runtime::Builder, task, time};
+///
+/// let rt = Builder::new_current_thread().enable_all().build()?;
+/// rt.block_on(async {
+///     let err = task::spawn(async { panic!("boom") }).await.unwrap_err();
+///     assert!(err.is_panic());
+///     assert_eq!(*err.into_panic().downcast::<&str>().unwrap(), "boom");
+///
+///     let sleeper = task::spawn(time::sleep(Duration::from_secs(60)));
+///     sleeper.abort();
+///     assert!(sleeper.await.unwrap_err().is_cancelled());
+/// });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct JoinError {
     repr: Repr,
     id: Id,
@@ -304,11 +339,33 @@ thread_local! {
 }
 
 /// The id of the task polled on this thread, if any (tokio's `task::try_id`).
+///
+/// ```
+/// use netloop_scheduler::{runtime::Builder, task};
+///
+/// assert!(task::try_id().is_none()); // not in a task
+/// let rt = Builder::new_current_thread().build()?;
+/// let id = rt.block_on(async { task::spawn(async { task::try_id() }).await.unwrap() });
+/// assert!(id.is_some());
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn try_id() -> Option<Id> {
     CURRENT_ID.try_with(Cell::get).ok().flatten()
 }
 
 /// The id of the running task; panics outside a task (tokio's `task::id`).
+///
+/// ```
+/// use netloop_scheduler::{runtime::Builder, task};
+///
+/// let rt = Builder::new_current_thread().build()?;
+/// rt.block_on(async {
+///     let a = task::spawn(async { task::id() });
+///     let b = task::spawn(async { task::id() });
+///     assert_ne!(a.await.unwrap(), b.await.unwrap());
+/// });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[track_caller]
 pub fn id() -> Id {
     try_id().expect("can't get a task id when not inside a task")
@@ -373,6 +430,21 @@ pub(crate) fn guard_with_flag<F: Future>(future: F, abort: Arc<AbortState>, id: 
 /// Dropping the handle detaches the task: it keeps running. [`abort`](Self::abort)
 /// cancels it; awaiting then gives a [`JoinError`] for which `is_cancelled()` is true,
 /// unless the task had already finished.
+///
+/// ```
+/// use netloop_scheduler::{runtime::Builder, task};
+///
+/// let rt = Builder::new_current_thread().build()?;
+/// rt.block_on(async {
+///     let handles: Vec<_> = (1..=3u64).map(|i| task::spawn(async move { i * 10 })).collect();
+///     let mut sum = 0;
+///     for handle in handles {
+///         sum += handle.await.unwrap(); // `Err` only if the task panicked or was aborted
+///     }
+///     assert_eq!(sum, 60);
+/// });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct JoinHandle<T> {
     /// `None` for a task that was rejected (its runtime shut down): it never ran.
     task: Option<Inner<T>>,
@@ -523,6 +595,25 @@ impl<T> fmt::Debug for JoinHandle<T> {
 }
 
 /// Aborts a task without owning its output (tokio's `AbortHandle`).
+///
+/// It can be cloned and handed to whoever decides when the task should stop, while
+/// the [`JoinHandle`] stays with whoever wants the result:
+///
+/// ```
+/// use std::time::Duration;
+/// use netloop_scheduler::{runtime::Builder, task, time};
+///
+/// let rt = Builder::new_current_thread().enable_all().build()?;
+/// rt.block_on(async {
+///     let worker = task::spawn(time::sleep(Duration::from_secs(60)));
+///     let stop = worker.abort_handle();
+///
+///     stop.abort();
+///     assert!(worker.await.unwrap_err().is_cancelled());
+///     assert!(stop.is_finished());
+/// });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct AbortHandle {
     inner: AbortInner,

@@ -111,6 +111,19 @@ thread_local! {
 
 /// The context of a [`LocalSet`], entered by [`LocalSet::enter`]; dropping it restores
 /// the set entered before, if any.
+///
+/// ```
+/// use netloop_scheduler::{runtime::Builder, task};
+///
+/// let rt = Builder::new_current_thread().build()?;
+/// let local = task::LocalSet::new();
+/// let handle = {
+///     let _guard = local.enter();
+///     task::spawn_local(async { "queued in the set" }) // not run yet
+/// };
+/// assert_eq!(local.block_on(&rt, handle).unwrap(), "queued in the set");
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct LocalEnterGuard(Option<Rc<Shared>>);
 
 impl Drop for LocalEnterGuard {
@@ -127,6 +140,34 @@ impl fmt::Debug for LocalEnterGuard {
 }
 
 /// A set of `!Send` tasks that run on the thread that drives the set.
+///
+/// On netloop every loop runs `!Send` tasks ([`spawn_local`](super::spawn_local) works
+/// on any loop thread), so a `LocalSet` is needed less than on tokio; it is here for
+/// code written for tokio, and for running `!Send` tasks together off the loops.
+///
+/// ```
+/// use std::cell::Cell;
+/// use std::rc::Rc;
+/// use netloop_scheduler::{runtime::Builder, task};
+///
+/// let rt = Builder::new_current_thread().build()?;
+/// let local = task::LocalSet::new();
+/// let counter = Rc::new(Cell::new(0)); // `Rc`: not `Send`
+/// let total = local.block_on(&rt, async {
+///     let tasks: Vec<_> = (0..3)
+///         .map(|_| {
+///             let counter = counter.clone();
+///             task::spawn_local(async move { counter.set(counter.get() + 1) })
+///         })
+///         .collect();
+///     for task in tasks {
+///         task.await.unwrap();
+///     }
+///     counter.get()
+/// });
+/// assert_eq!(total, 3);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct LocalSet {
     shared: Rc<Shared>,
 }

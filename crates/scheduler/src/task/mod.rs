@@ -23,6 +23,20 @@ use std::future::Future;
 
 /// Runs a blocking closure on the runtime's blocking pool (tokio's
 /// `task::spawn_blocking`). Panics outside a runtime.
+///
+/// For work that would hold up a loop: blocking calls (a synchronous library, a
+/// file), or a long computation. The loops go on serving their tasks meanwhile.
+///
+/// ```
+/// use netloop_scheduler::{runtime::Runtime, task};
+///
+/// let rt = Runtime::new()?;
+/// let sum = rt.block_on(async {
+///     task::spawn_blocking(|| (1..=1_000_000u64).sum::<u64>()).await.unwrap()
+/// });
+/// assert_eq!(sum, 500_000_500_000);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[track_caller]
 pub fn spawn_blocking<F, R>(f: F) -> JoinHandle<R>
 where
@@ -47,6 +61,19 @@ where
 /// On the loop of a current-thread runtime, and inside a [`LocalSet`] (whose tasks could
 /// not run meanwhile), as tokio does: "can call blocking only when running on the
 /// multi-threaded runtime".
+///
+/// ```
+/// use netloop_scheduler::{runtime::Runtime, task};
+///
+/// let rt = Runtime::new()?;
+/// let task = rt.spawn(async {
+///     // Borrows from the task are fine, unlike with `spawn_blocking`.
+///     let config = String::from("key = value");
+///     task::block_in_place(|| config.split(" = ").count())
+/// });
+/// assert_eq!(rt.block_on(task).unwrap(), 2);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[track_caller]
 pub fn block_in_place<F, R>(f: F) -> R
 where
@@ -62,6 +89,21 @@ where
 }
 
 /// Spawns `future` on a specific event loop, for life.
+///
+/// For placing tasks by hand, such as all the tasks of one shard on one loop:
+///
+/// ```
+/// use netloop_scheduler::runtime::{Builder, Handle};
+/// use netloop_scheduler::task;
+///
+/// let rt = Builder::new_multi_thread().worker_threads(2).build()?;
+/// let on_second = rt.block_on(async {
+///     let second = Handle::current().event_loops().get(1).unwrap().clone();
+///     task::spawn_on(&second, async { netloop_scheduler::runtime::worker_index() }).await
+/// });
+/// assert_eq!(on_second.unwrap(), Some(1));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn spawn_on<F>(event_loop: &netloop_reactor::EventLoopHandle, future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,

@@ -36,6 +36,21 @@ where
 /// connections as Netty does: the first spawn by a task after it accepted a connection
 /// goes to the runtime's next loop (see `docs/affinity.md`). Panics outside a runtime.
 /// After shutdown the returned handle resolves to a cancelled [`JoinError`](super::JoinError).
+///
+/// The task runs concurrently with the spawner; await the handle for its output, or
+/// drop the handle to let it run on, detached.
+///
+/// ```
+/// use netloop_scheduler::{runtime::Runtime, task};
+///
+/// let rt = Runtime::new()?;
+/// rt.block_on(async {
+///     let greeting = task::spawn(async { "hello from a task" });
+///     // ... meanwhile, other work ...
+///     assert_eq!(greeting.await.unwrap(), "hello from a task");
+/// });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[track_caller]
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
@@ -50,6 +65,24 @@ where
 /// Every netloop loop runs `!Send` futures: no `LocalSet` is needed on a loop thread.
 /// Inside [`LocalSet::run_until`](super::LocalSet::run_until) off a loop, the task
 /// joins that set. Panics anywhere else.
+///
+/// ```
+/// use std::cell::RefCell;
+/// use std::rc::Rc;
+/// use netloop_scheduler::{runtime::Builder, task};
+///
+/// let rt = Builder::new_current_thread().build()?;
+/// rt.block_on(async {
+///     let log = Rc::new(RefCell::new(Vec::new())); // not `Send`: `spawn` would refuse it
+///     let task = task::spawn_local({
+///         let log = log.clone();
+///         async move { log.borrow_mut().push("from the task") }
+///     });
+///     task.await.unwrap();
+///     assert_eq!(*log.borrow(), ["from the task"]);
+/// });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[track_caller]
 pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
 where
@@ -105,6 +138,26 @@ where
 /// Builds a `!Send` future on one of the runtime's loops and runs it there for life.
 /// `make` is `Send`; the future it returns need not be. One hop: no channel, no
 /// intermediate task.
+///
+/// From code that is not on a loop (or is on a different one), this is how to start a
+/// `!Send` task:
+///
+/// ```
+/// use std::rc::Rc;
+/// use netloop_scheduler::{runtime::Runtime, task};
+///
+/// let rt = Runtime::new()?;
+/// let task = rt.block_on(async {
+///     // Only the closure crosses threads; the `Rc` is made on the loop.
+///     task::spawn_pinned(|| async {
+///         let shared = Rc::new(21);
+///         task::yield_now().await;
+///         *shared * 2
+///     })
+/// });
+/// assert_eq!(rt.block_on(task).unwrap(), 42);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[track_caller]
 pub fn spawn_pinned<M, Fut>(make: M) -> JoinHandle<Fut::Output>
 where
@@ -117,6 +170,22 @@ where
 
 /// [`spawn_pinned`] on a chosen loop: `make` runs there and builds the `!Send`
 /// future, which stays there for life.
+///
+/// ```
+/// use std::cell::Cell;
+/// use netloop_scheduler::{runtime::Builder, task};
+///
+/// let rt = Builder::new_multi_thread().worker_threads(2).build()?;
+/// let first = rt.handle().event_loops().get(0).unwrap().clone();
+/// let task = task::spawn_pinned_on(&first, || async {
+///     let counter = Cell::new(0); // `!Sync`, held across an await
+///     task::yield_now().await;
+///     counter.set(counter.get() + 1);
+///     (counter.get(), netloop_scheduler::runtime::worker_index())
+/// });
+/// assert_eq!(rt.block_on(task).unwrap(), (1, Some(0)));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn spawn_pinned_on<M, Fut>(event_loop: &EventLoopHandle, make: M) -> JoinHandle<Fut::Output>
 where
     M: FnOnce() -> Fut + Send + 'static,
@@ -132,6 +201,28 @@ where
 
 /// Yields to the loop once: the task goes to the back of its loop's run queue, so
 /// everything already queued runs first (tokio's `task::yield_now`).
+///
+/// For a long computation in a task: yielding now and then lets the other tasks of
+/// the loop (and its I/O) have their turn.
+///
+/// ```
+/// use netloop_scheduler::{runtime::Builder, task};
+///
+/// let rt = Builder::new_current_thread().build()?;
+/// rt.block_on(async {
+///     let other = task::spawn(async { "the other task ran" });
+///     let mut sum = 0u64;
+///     for i in 0..10_000 {
+///         sum += i;
+///         if i % 1_000 == 0 {
+///             task::yield_now().await;
+///         }
+///     }
+///     assert!(other.is_finished());
+///     assert_eq!(sum, 49_995_000);
+/// });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub async fn yield_now() {
     let mut yielded = false;
     std::future::poll_fn(|cx| {

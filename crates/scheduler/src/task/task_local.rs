@@ -58,6 +58,26 @@ macro_rules! __task_local_key {
 }
 
 /// A key to a task-local value; made by [`task_local!`](crate::task_local).
+///
+/// Context that code deep in a call chain needs, without passing it through every
+/// function, such as the id of the request being served:
+///
+/// ```
+/// use netloop_scheduler::{runtime::Builder, task};
+///
+/// netloop_scheduler::task_local! {
+///     static REQUEST_ID: u64;
+/// }
+///
+/// fn log(message: &str) -> String {
+///     format!("[request {}] {message}", REQUEST_ID.get())
+/// }
+///
+/// let rt = Builder::new_current_thread().build()?;
+/// let line = rt.block_on(REQUEST_ID.scope(42, async { log("handled") }));
+/// assert_eq!(line, "[request 42] handled");
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub struct LocalKey<T: 'static> {
     /// The thread's slot, holding the value while a scope of this key runs. Public
     /// only for the macro.
@@ -176,6 +196,24 @@ impl<T: Clone + 'static> LocalKey<T> {
 
 pin_project_lite::pin_project! {
     /// A future run inside a task-local scope; see [`LocalKey::scope`].
+    ///
+    /// The value travels with the future: spawned as a task, it keeps its scope on
+    /// whichever loop runs it.
+    ///
+    /// ```
+    /// use netloop_scheduler::{runtime::Builder, task};
+    ///
+    /// netloop_scheduler::task_local! {
+    ///     static USER: String;
+    /// }
+    ///
+    /// let rt = Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let scoped = USER.scope("ada".to_string(), async { USER.get() });
+    ///     assert_eq!(task::spawn(scoped).await.unwrap(), "ada");
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub struct TaskLocalFuture<T, F>
     where
         T: 'static,
@@ -242,6 +280,15 @@ impl<T: fmt::Debug + 'static, F> fmt::Debug for TaskLocalFuture<T, F> {
 }
 
 /// Returned by [`LocalKey::try_with`] outside every scope of the key.
+///
+/// ```
+/// netloop_scheduler::task_local! {
+///     static DEPTH: u32;
+/// }
+///
+/// assert!(DEPTH.try_with(|d| *d).is_err()); // no scope: AccessError
+/// assert_eq!(DEPTH.sync_scope(1, || DEPTH.try_with(|d| *d)), Ok(1));
+/// ```
 #[derive(Clone, Copy, Eq, PartialEq)]
 pub struct AccessError(());
 

@@ -5,6 +5,22 @@ use std::ops::{Add, AddAssign, Sub, SubAssign};
 use std::time::Duration;
 
 /// A measurement of a monotonically nondecreasing clock (tokio's `time::Instant`).
+///
+/// Prefer it to `std::time::Instant` in async code: with the `test-util` feature it
+/// follows a paused clock, so that code measuring time can be tested without waiting.
+///
+/// ```
+/// use std::time::Duration;
+/// use netloop_scheduler::time::{Instant, sleep};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let start = Instant::now();
+/// sleep(Duration::from_millis(5)).await;
+/// assert!(start.elapsed() >= Duration::from_millis(5)); // timers never fire early
+/// # });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Instant {
     std: std::time::Instant,

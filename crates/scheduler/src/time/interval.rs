@@ -8,6 +8,30 @@ use std::time::Duration;
 use super::{Instant, Sleep, sleep_until};
 
 /// What an [`Interval`] does when ticks were missed (tokio's `MissedTickBehavior`).
+///
+/// A tick is missed when the task was busy past it (by more than 5 ms). `Burst`, the
+/// default, catches up by firing the missed ticks at once; `Skip` drops them and keeps
+/// the original rhythm; `Delay` starts a new rhythm from the late tick.
+///
+/// ```
+/// use std::time::Duration;
+/// use netloop_scheduler::time::{MissedTickBehavior, interval, sleep};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let mut ticks = interval(Duration::from_millis(10));
+/// ticks.set_missed_tick_behavior(MissedTickBehavior::Skip);
+/// let start = ticks.tick().await; // at once
+///
+/// sleep(Duration::from_millis(35)).await; // busy: the ticks at 10, 20 and 30 ms are missed
+/// assert_eq!(ticks.tick().await - start, Duration::from_millis(10)); // late, at once
+///
+/// // `Burst` would now fire the 20 ms tick at once; `Skip` goes on at 40 ms (or later
+/// // on the same grid).
+/// assert!(ticks.tick().await - start >= Duration::from_millis(40));
+/// # });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MissedTickBehavior {
     /// Fire the missed ticks at once, then go back to the original schedule.
@@ -34,6 +58,27 @@ impl MissedTickBehavior {
 }
 
 /// Ticks every `period` (tokio's `time::Interval`).
+///
+/// For periodic work. Unlike a `sleep(period)` after each round, an interval does not
+/// drift: each tick is due one period after the previous tick was due, however long
+/// the work in between took.
+///
+/// ```
+/// use std::time::Duration;
+/// use netloop_scheduler::time;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let mut heartbeat = time::interval(Duration::from_millis(5));
+/// let first = heartbeat.tick().await; // the first tick completes at once
+/// for _ in 0..3 {
+///     heartbeat.tick().await;
+///     // ... send a heartbeat ...
+/// }
+/// assert!(first.elapsed() >= Duration::from_millis(15));
+/// # });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Interval {
     delay: Pin<Box<Sleep>>,
@@ -60,6 +105,20 @@ pub fn interval(period: Duration) -> Interval {
 }
 
 /// An interval whose first tick completes at `start`. Panics if `period` is zero.
+///
+/// ```
+/// use std::time::Duration;
+/// use netloop_scheduler::time::{Instant, interval_at};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let start = Instant::now() + Duration::from_millis(5);
+/// let mut ticks = interval_at(start, Duration::from_millis(5));
+/// assert_eq!(ticks.tick().await, start); // the first tick waits for `start`
+/// assert_eq!(ticks.tick().await, start + Duration::from_millis(5));
+/// # });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert!(period > Duration::ZERO, "`period` must be non-zero.");

@@ -9,6 +9,25 @@ use std::time::Duration;
 use super::{Instant, Sleep, sleep_until};
 
 /// The deadline passed before the future completed (tokio's `time::error::Elapsed`).
+///
+/// It converts to an `io::Error` of kind `TimedOut`, so `?` passes it on from a function
+/// returning `io::Result`.
+///
+/// ```
+/// use std::time::Duration;
+/// use netloop_scheduler::time::timeout;
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let never = std::future::pending::<()>();
+/// let elapsed = timeout(Duration::from_millis(1), never).await.unwrap_err();
+/// assert_eq!(elapsed.to_string(), "deadline has elapsed");
+///
+/// let err = std::io::Error::from(elapsed);
+/// assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+/// # });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
 pub struct Elapsed(());
 
@@ -28,6 +47,25 @@ impl From<Elapsed> for std::io::Error {
 
 pin_project_lite::pin_project! {
     /// A future with a deadline (tokio's `time::Timeout`).
+    ///
+    /// On expiry it drops the inner future, which cancels whatever that future was
+    /// doing. Awaiting a task's [`JoinHandle`](crate::task::JoinHandle) with a timeout
+    /// drops only the handle, though: the task runs on, detached, until aborted.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use netloop_scheduler::{task, time};
+    ///
+    /// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// # rt.block_on(async {
+    /// let slow = task::spawn(time::sleep(Duration::from_secs(60)));
+    /// let abort = slow.abort_handle();
+    /// assert!(time::timeout(Duration::from_millis(10), slow).await.is_err());
+    /// assert!(!abort.is_finished()); // still running
+    /// abort.abort();
+    /// # });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[must_use = "futures do nothing unless you `.await` or poll them"]
     #[derive(Debug)]
     pub struct Timeout<T> {
@@ -55,6 +93,21 @@ pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoF
 }
 
 /// Requires `future` to complete before `deadline`, else `Err(Elapsed)`.
+///
+/// One deadline for several steps, where `timeout` would give each step its own:
+///
+/// ```
+/// use std::time::Duration;
+/// use netloop_scheduler::time::{Instant, sleep, timeout_at};
+///
+/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
+/// # rt.block_on(async {
+/// let deadline = Instant::now() + Duration::from_millis(50);
+/// assert!(timeout_at(deadline, sleep(Duration::from_millis(1))).await.is_ok());
+/// assert!(timeout_at(deadline, sleep(Duration::from_secs(60))).await.is_err());
+/// # });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[track_caller]
 pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
     Timeout {
