@@ -26,7 +26,7 @@ use crate::io::scheduled_io::ScheduledIo;
 use crate::loop_task::LoopRunnable;
 use crate::metrics::LoopCounters;
 use crate::run_queue::Next;
-use crate::scheduled::{Job, ScheduledTask};
+use crate::scheduled::{Claim, Job, ScheduledTask, Timer};
 use crate::shared::{Shared, WAKER_TOKEN};
 use crate::sys::{self, Selector};
 use crate::task::{Task, run_caught};
@@ -578,18 +578,29 @@ impl Driver {
         }
     }
 
-    /// Moves due scheduled tasks into the run queue (timer wakes fire directly).
+    /// Moves due scheduled tasks into the run queue; timer wakes fire directly.
     fn fetch_from_scheduled(&mut self, core: &Core, now: u64) {
         loop {
             let due = core.local.scheduled.borrow_mut().pop_due(now);
-            let Some(task) = due else { break };
+            let mut task = match due {
+                None => break,
+                // The wake may run a waker's code: the wheel's borrow has ended.
+                Some(Timer::Wake(wake)) => {
+                    Timer::wake_local(wake);
+                    continue;
+                }
+                Some(Timer::Task(task)) => task,
+            };
             match task.job {
-                Job::Wake(waker) => {
-                    if task.state.try_start() {
+                Job::Wake(_) => match task.claim() {
+                    Claim::Run => {
                         task.state.set_done();
+                        let Job::Wake(waker) = task.job else { unreachable!() };
                         waker.wake();
                     }
-                }
+                    Claim::Later => core.local.scheduled.borrow_mut().push(task),
+                    Claim::Gone => {}
+                },
                 job => {
                     core.local
                         .run_queue
@@ -609,6 +620,7 @@ impl Driver {
         self.fetch_from_inbox(core);
         if core.local.next_deadline().is_some() {
             let timer_now = core.shared.clock.now_from(start.unwrap_or_else(clock::now));
+            core.local.timer_now.set(timer_now);
             self.fetch_from_scheduled(core, timer_now);
         }
         let mut limit = match budget {
@@ -656,40 +668,43 @@ impl Driver {
         }
     }
 
+    /// Runs a due scheduled task that is not a timer wake (those fire straight from
+    /// the wheel, `fetch_from_scheduled`).
     fn run_scheduled(&mut self, core: &Core, mut task: ScheduledTask) {
         if !task.state.is_pending() {
             return;
         }
-        match task.job {
-            Job::Once(f) => {
-                if task.state.try_start() {
+        if matches!(task.job, Job::Once(_)) {
+            match task.claim() {
+                Claim::Run => {
+                    let Job::Once(f) = task.job else { unreachable!() };
                     run_caught("scheduled task", f);
                     task.state.set_done();
                 }
+                Claim::Later => core.local.scheduled.borrow_mut().push(task),
+                Claim::Gone => {}
             }
-            Job::Wake(waker) => {
-                if task.state.try_start() {
-                    task.state.set_done();
-                    waker.wake();
-                }
+            return;
+        }
+        let next = match &mut task.job {
+            Job::FixedRate { period, f } => {
+                let ok = run_caught("fixed-rate task", f);
+                ok.then(|| task.deadline.saturating_add(*period))
             }
-            Job::FixedRate { period, mut f } => {
-                if !run_caught("fixed-rate task", &mut f) {
-                    task.state.try_cancel();
-                    return;
-                }
-                task.deadline = task.deadline.saturating_add(period).min(clock::MAX_DEADLINE);
-                task.job = Job::FixedRate { period, f };
+            Job::FixedDelay { delay, f } => {
+                let ok = run_caught("fixed-delay task", f);
+                ok.then(|| core.shared.clock.now().saturating_add(*delay))
+            }
+            Job::Once(_) | Job::Wake(_) => unreachable!("handled above or in fetch_from_scheduled"),
+        };
+        match next {
+            Some(deadline) => {
+                task.reschedule(deadline.min(clock::MAX_DEADLINE));
                 core.local.scheduled.borrow_mut().push(task);
             }
-            Job::FixedDelay { delay, mut f } => {
-                if !run_caught("fixed-delay task", &mut f) {
-                    task.state.try_cancel();
-                    return;
-                }
-                task.deadline = core.shared.clock.now().saturating_add(delay).min(clock::MAX_DEADLINE);
-                task.job = Job::FixedDelay { delay, f };
-                core.local.scheduled.borrow_mut().push(task);
+            // A periodic task that panicked is cancelled.
+            None => {
+                task.state.try_cancel();
             }
         }
     }
@@ -730,11 +745,13 @@ impl Driver {
     }
 
     fn cancel_scheduled_tasks(&mut self, core: &Core) {
-        let tasks = core.local.scheduled.borrow_mut().drain();
-        for t in &tasks {
-            t.state.try_cancel();
+        let timers = core.local.scheduled.borrow_mut().drain();
+        for t in &timers {
+            if let Timer::Task(task) = t {
+                task.state.try_cancel();
+            }
         }
-        drop(tasks);
+        drop(timers);
     }
 
     /// Netty's `confirmShutdown` (spec section 5). True when the loop may exit.

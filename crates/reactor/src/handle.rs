@@ -5,7 +5,7 @@ use std::io;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
-use std::task::Waker;
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::loop_task::Task as AsyncTask;
@@ -19,7 +19,7 @@ use crate::error::{
 };
 use crate::io::{Interest, PollEvented};
 use crate::metrics::LoopMetrics;
-use crate::scheduled::{Job, ScheduledState, ScheduledTask};
+use crate::scheduled::{Job, ScheduledState, ScheduledTask, TimerKey, TimerRegistration};
 use crate::shared::{Shared, ShutdownParams, Wake};
 use crate::spawn;
 use crate::tail::{TailTask, TailTaskHandle};
@@ -195,8 +195,75 @@ impl EventLoopHandle {
         self.submit_scheduled(clock::from_instant(deadline), Job::Wake(waker))
     }
 
+    /// Registers a timer that wakes `waker` at `deadline`, if called on the loop's own
+    /// thread. The timer lives only in the loop's timing wheel and is shared with no
+    /// other thread, so registering it, polling it ([`poll_timer`](Self::poll_timer)),
+    /// moving it later ([`postpone_timer`](Self::postpone_timer)) and cancelling it
+    /// allocate nothing and take no lock and no atomic operation. This is how `sleep`
+    /// registers when it is polled on its own loop; elsewhere it uses
+    /// [`schedule_wake`](Self::schedule_wake).
+    pub fn register_timer(&self, deadline: Instant, waker: &Waker) -> TimerRegistration {
+        let deadline = clock::from_instant(deadline);
+        context::with_own_core(&self.shared, |core| {
+            if core.local.state.get() >= LoopState::Shutdown {
+                return TimerRegistration::Shutdown;
+            }
+            if deadline <= core.local.timer_now.get() {
+                return TimerRegistration::Due;
+            }
+            let key = core.local.scheduled.borrow_mut().push_wake(deadline, waker.clone());
+            TimerRegistration::Filed(key)
+        })
+        .unwrap_or(TimerRegistration::NotOnLoop)
+    }
+
+    /// Polls a timer from [`register_timer`](Self::register_timer): `Ready` once it
+    /// has fired, else `Pending` with `waker` as the one it will wake. `None` off the
+    /// loop's thread (cancel it and register another way).
+    pub fn poll_timer(&self, timer: TimerKey, waker: &Waker) -> Option<Poll<()>> {
+        context::with_own_core(&self.shared, |core| {
+            let waiting = core.local.scheduled.borrow_mut().poll_wake(timer, waker);
+            match waiting {
+                // The replaced waker is dropped here, after the wheel's borrow.
+                Some(_replaced) => Poll::Pending,
+                None => Poll::Ready(()),
+            }
+        })
+    }
+
+    /// Moves a timer from [`register_timer`](Self::register_timer) later, to
+    /// `deadline`: the wheel files it anew when the old deadline comes. `Some(false)`
+    /// if it has fired; `None` off the loop's thread. An earlier deadline is ignored.
+    pub fn postpone_timer(&self, timer: TimerKey, deadline: Instant) -> Option<bool> {
+        let deadline = clock::from_instant(deadline);
+        context::with_own_core(&self.shared, |core| {
+            core.local.scheduled.borrow_mut().postpone_wake(timer, deadline)
+        })
+    }
+
+    /// True while a timer from [`register_timer`](Self::register_timer) waits; `None`
+    /// off the loop's thread.
+    pub fn is_timer_pending(&self, timer: TimerKey) -> Option<bool> {
+        context::with_own_core(&self.shared, |core| core.local.scheduled.borrow_mut().is_waiting(timer))
+    }
+
+    /// Cancels a timer from [`register_timer`](Self::register_timer), from any thread:
+    /// at once on the loop's thread, otherwise at the loop's next iteration (without
+    /// waking it). Nothing happens if it has fired.
+    pub fn cancel_timer(&self, timer: TimerKey) {
+        let done = context::with_own_core(&self.shared, |core| {
+            let removed = core.local.scheduled.borrow_mut().remove_wake(timer);
+            drop(removed);
+        });
+        if done.is_none() {
+            // A full or closed inbox: the entry stays until it fires, which wakes
+            // nothing that is still waiting.
+            let _ = self.shared.inbox.push(Task::CancelTimer(Box::new(timer)));
+        }
+    }
+
     fn submit_scheduled(&self, deadline: u64, job: Job) -> Result<ScheduledHandle, RejectedExecution> {
-        let state = ScheduledState::new();
+        let state = ScheduledState::new(deadline);
         let task = ScheduledTask::new(deadline, job, state.clone());
         self.shared.submit_scheduled(task, deadline)?;
         Ok(ScheduledHandle {
@@ -408,8 +475,11 @@ impl ScheduledHandle {
             return false;
         }
         let removed = context::with_own_core(&self.shared, |core| match core.local.scheduled.try_borrow_mut() {
-            Ok(mut heap) => {
-                drop(heap.remove(&self.state));
+            Ok(mut wheel) => {
+                let removed = wheel.remove(&self.state);
+                // A drop may run code that touches the wheel again: after the borrow.
+                drop(wheel);
+                drop(removed);
                 true
             }
             Err(_) => false,
@@ -418,6 +488,19 @@ impl ScheduledHandle {
             let _ = self.shared.inbox.push(Task::CancelScheduled(self.state.clone()));
         }
         true
+    }
+
+    /// Moves the task's deadline later, to `deadline`, without touching the loop: one
+    /// atomic operation, from any thread, with nothing allocated or queued. The loop
+    /// takes the new deadline up when the old one comes and files the task again; for
+    /// a periodic task it moves the next run. This is what makes an idle timeout that is
+    /// pushed back on every request cheap.
+    ///
+    /// Returns false if the task already started, finished or was cancelled (schedule
+    /// a new one), and does nothing for a deadline earlier than the current one (cancel
+    /// and schedule anew to move a deadline earlier).
+    pub fn postpone(&self, deadline: Instant) -> bool {
+        self.state.postpone(clock::from_instant(deadline))
     }
 
     /// True if cancelled (also: a periodic task that panicked).

@@ -94,6 +94,7 @@ mod tail;
 mod task;
 mod termination;
 mod wakeup;
+mod wheel;
 
 pub use clock::{Clock, ClockError};
 pub use config::{
@@ -110,6 +111,7 @@ pub use event_loop::EventLoop;
 pub use handle::{EventLoopHandle, ScheduledHandle};
 pub use loop_task::{AbortHandle, FallibleTask, Task};
 pub use metrics::LoopMetrics;
+pub use scheduled::{TimerKey, TimerRegistration};
 pub use tail::TailTaskHandle;
 pub use termination::TerminationFuture;
 

@@ -4,7 +4,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use crate::loop_task::LoopRunnable;
-use crate::scheduled::{ScheduledState, ScheduledTask};
+use crate::scheduled::{ScheduledState, ScheduledTask, TimerKey};
 use crate::tail::TailTask;
 
 /// One entry of the local run queue or the inbox.
@@ -23,6 +23,9 @@ pub(crate) enum Task {
     Schedule(Box<ScheduledTask>),
     /// Another thread's `cancel`: remove from the heap now rather than at the deadline.
     CancelScheduled(Arc<ScheduledState>),
+    /// Another thread's drop of a future whose timer is registered locally (`sleep`
+    /// polled on the loop, then moved and dropped elsewhere): remove it now.
+    CancelTimer(Box<TimerKey>),
     /// Another thread's tail task.
     Tail(Box<TailTask>),
 }

@@ -1,4 +1,4 @@
-//! `Sleep`: a timer on an event loop's scheduled-task heap.
+//! `Sleep`: a timer in an event loop's timing wheel.
 
 use std::fmt;
 use std::future::Future;
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use netloop_reactor::{EventLoopHandle, ScheduledHandle};
+use netloop_reactor::{EventLoopHandle, ScheduledHandle, TimerKey, TimerRegistration};
 
 use super::Instant;
 use crate::runtime::{Handle, NO_RUNTIME};
@@ -17,7 +17,7 @@ use crate::runtime::{Handle, NO_RUNTIME};
 /// tokio's panic message for a timer used after its runtime shut down.
 const RUNTIME_SHUTTING_DOWN: &str = "A Tokio 1.x context was found, but it is being shutdown.";
 
-/// What the loop's heap holds for one registered timer: firing it records the fact
+/// What the loop's wheel holds for one registered timer: firing it records the fact
 /// and wakes whichever task polled the `Sleep` last (it may have moved).
 struct Fire {
     fired: AtomicBool,
@@ -37,9 +37,20 @@ impl Wake for Fire {
     }
 }
 
+/// A timer registered from another thread than its loop's: the loop holds a wake of
+/// this `Fire`, and the handle cancels it.
 struct Registered {
     fire: Arc<Fire>,
     entry: ScheduledHandle,
+}
+
+/// Where a polled `Sleep`'s timer lives.
+enum Registration {
+    /// Polled on its own loop: an entry of that loop's wheel, which holds the waker
+    /// itself; nothing is shared with other threads.
+    Local(TimerKey),
+    /// Polled elsewhere: a wake scheduled through the loop's inbox.
+    Shared(Registered),
 }
 
 /// Waits until a deadline (tokio's `time::Sleep`). Created by [`sleep`] and
@@ -47,13 +58,35 @@ struct Registered {
 ///
 /// The timer lives on the event loop that was current where the `Sleep` was created
 /// (or the runtime's next loop, off a loop), and is registered lazily, at the first
-/// poll. It may be polled anywhere, even on another loop: the wake crosses threads.
-/// It never fires early. Dropping it cancels the timer (O(log n) on its own loop).
+/// poll. Polled on that loop's thread, as a task's sleep almost always is, it is an
+/// entry of the loop's timing wheel and nothing more: registering, polling, resetting
+/// to a later deadline and dropping it allocate nothing and take no lock. It may be
+/// polled anywhere else too; the wake then crosses threads. It never fires early.
+/// Dropping it cancels the timer.
+///
+/// ```
+/// use std::time::Duration;
+/// use netloop_scheduler::time::{Instant, sleep};
+///
+/// # let rt = netloop_scheduler::runtime::Runtime::new()?;
+/// # rt.block_on(async {
+/// // An idle timeout: pushed back on every request, it fires only if none comes.
+/// let idle = sleep(Duration::from_secs(60));
+/// let mut idle = std::pin::pin!(idle);
+/// for _request in 0..3 {
+///     idle.as_mut().reset(Instant::now() + Duration::from_secs(60));
+/// }
+/// assert!(!idle.is_elapsed());
+/// # });
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Sleep {
     deadline: Instant,
     event_loop: EventLoopHandle,
-    registered: Option<Registered>,
+    registered: Option<Registration>,
+    /// The deadline had passed when the sleep was created or last reset.
+    passed: bool,
     elapsed: bool,
 }
 
@@ -89,17 +122,28 @@ fn timer_loop() -> EventLoopHandle {
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
     let now = Instant::now();
-    sleep_until(now.far_add(duration))
+    Sleep::new(now.far_add(duration), duration.is_zero())
 }
 
 /// Waits until `deadline`.
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep {
-        deadline,
-        event_loop: timer_loop(),
-        registered: None,
-        elapsed: false,
+    Sleep::new(deadline, deadline <= Instant::now())
+}
+
+impl Sleep {
+    /// A sleep until `deadline`; `passed` if the clock, read once by the caller, has
+    /// reached it, so that the first poll completes without a timer and without
+    /// reading the clock again.
+    #[track_caller]
+    pub(crate) fn new(deadline: Instant, passed: bool) -> Sleep {
+        Sleep {
+            deadline,
+            event_loop: timer_loop(),
+            registered: None,
+            passed,
+            elapsed: false,
+        }
     }
 }
 
@@ -112,21 +156,105 @@ impl Sleep {
     /// True once the sleep has completed: it returned `Ready`, or its loop fired its
     /// timer. A deadline in the past does not count until then, as in tokio.
     pub fn is_elapsed(&self) -> bool {
-        self.elapsed || self.registered.as_ref().is_some_and(|r| r.fire.fired.load(Acquire))
+        self.elapsed
+            || match &self.registered {
+                Some(Registration::Shared(r)) => r.fire.fired.load(Acquire),
+                Some(Registration::Local(key)) => self.event_loop.is_timer_pending(*key) == Some(false),
+                None => false,
+            }
     }
 
     /// Moves the deadline, making the sleep pending again if it had completed.
+    ///
+    /// Moving a registered timer's deadline later (an idle timeout pushed back on each
+    /// request) touches no queue and allocates nothing: the loop files the timer anew
+    /// when the old deadline comes. Moving it earlier cancels the timer and registers
+    /// a new one at the next poll.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let this = self.get_mut();
-        this.cancel();
-        this.deadline = deadline;
         this.elapsed = false;
+        if deadline >= this.deadline {
+            let postponed = match &this.registered {
+                Some(Registration::Local(key)) => {
+                    this.event_loop.postpone_timer(*key, deadline.into_std()) == Some(true)
+                }
+                Some(Registration::Shared(r)) => !r.fire.fired.load(Acquire) && r.entry.postpone(deadline.into_std()),
+                None => false,
+            };
+            if postponed {
+                this.deadline = deadline;
+                this.passed = false;
+                return;
+            }
+        }
+        this.cancel();
+        this.passed = deadline <= Instant::now();
+        this.deadline = deadline;
     }
 
     fn cancel(&mut self) {
-        if let Some(r) = self.registered.take() {
-            r.entry.cancel();
+        match self.registered.take() {
+            Some(Registration::Local(key)) => self.event_loop.cancel_timer(key),
+            Some(Registration::Shared(r)) => {
+                r.entry.cancel();
+            }
+            None => {}
         }
+    }
+
+    /// Completes the sleep.
+    fn complete(&mut self) -> Poll<()> {
+        self.registered = None;
+        self.elapsed = true;
+        Poll::Ready(())
+    }
+
+    /// Registers from another thread than the loop's (or after the local registration
+    /// found itself polled elsewhere): a wake scheduled through the loop's inbox.
+    fn register_shared(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if Instant::now() >= self.deadline {
+            return self.complete();
+        }
+        let fire = Arc::new(Fire {
+            fired: AtomicBool::new(false),
+            waker: Mutex::new(Some(cx.waker().clone())),
+        });
+        match self
+            .event_loop
+            .schedule_wake(self.deadline.into_std(), Waker::from(fire.clone()))
+        {
+            Ok(entry) => self.registered = Some(Registration::Shared(Registered { fire, entry })),
+            // No loop will ever fire this timer: fail loudly, with tokio's words.
+            Err(e) if e.is_shutdown() => panic!("{RUNTIME_SHUTTING_DOWN}"),
+            // A full inbox: retry on the next poll.
+            Err(_) => cx.waker().wake_by_ref(),
+        }
+        Poll::Pending
+    }
+
+    /// Polls a timer registered from another thread.
+    fn poll_shared(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(Registration::Shared(r)) = &self.registered else {
+            unreachable!("poll_shared without a shared registration")
+        };
+        if r.fire.fired.load(Acquire) {
+            return self.complete();
+        }
+        // Its loop ended before the timer fired: it never will.
+        if self.event_loop.is_terminated() {
+            panic!("{RUNTIME_SHUTTING_DOWN}");
+        }
+        let mut slot = r.fire.waker.lock().unwrap_or_else(|e| e.into_inner());
+        match &*slot {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => *slot = Some(cx.waker().clone()),
+        }
+        drop(slot);
+        // It may have fired between the check above and storing the waker.
+        if r.fire.fired.load(Acquire) {
+            return self.complete();
+        }
+        Poll::Pending
     }
 }
 
@@ -139,49 +267,36 @@ impl Future for Sleep {
             return Poll::Ready(());
         }
         let coop = std::task::ready!(netloop_reactor::coop::poll_proceed(cx));
-        let fired = this.registered.as_ref().is_some_and(|r| r.fire.fired.load(Acquire));
-        if fired || Instant::now() >= this.deadline {
-            this.registered = None;
-            this.elapsed = true;
+        let polled = match &this.registered {
+            Some(Registration::Local(key)) => match this.event_loop.poll_timer(*key, cx.waker()) {
+                // Gone from the wheel: fired, unless a shutdown drained the wheel.
+                Some(Poll::Ready(())) if this.event_loop.is_shutdown() && Instant::now() < this.deadline => {
+                    panic!("{RUNTIME_SHUTTING_DOWN}")
+                }
+                Some(Poll::Ready(())) => this.complete(),
+                Some(Poll::Pending) => Poll::Pending,
+                // Polled away from its loop: move the timer to the shared path.
+                None => {
+                    this.cancel();
+                    this.register_shared(cx)
+                }
+            },
+            Some(Registration::Shared(_)) => this.poll_shared(cx),
+            None if this.passed => this.complete(),
+            None => match this.event_loop.register_timer(this.deadline.into_std(), cx.waker()) {
+                TimerRegistration::Filed(key) => {
+                    this.registered = Some(Registration::Local(key));
+                    Poll::Pending
+                }
+                TimerRegistration::Due => this.complete(),
+                TimerRegistration::Shutdown => panic!("{RUNTIME_SHUTTING_DOWN}"),
+                TimerRegistration::NotOnLoop => this.register_shared(cx),
+            },
+        };
+        if polled.is_ready() {
             coop.made_progress();
-            return Poll::Ready(());
         }
-        match &this.registered {
-            // Its loop ended before the timer fired: it never will.
-            Some(_) if this.event_loop.is_terminated() => panic!("{RUNTIME_SHUTTING_DOWN}"),
-            Some(r) => {
-                let mut slot = r.fire.waker.lock().unwrap_or_else(|e| e.into_inner());
-                match &*slot {
-                    Some(w) if w.will_wake(cx.waker()) => {}
-                    _ => *slot = Some(cx.waker().clone()),
-                }
-                drop(slot);
-                // It may have fired between the check above and storing the waker.
-                if r.fire.fired.load(Acquire) {
-                    this.registered = None;
-                    this.elapsed = true;
-                    coop.made_progress();
-                    return Poll::Ready(());
-                }
-            }
-            None => {
-                let fire = Arc::new(Fire {
-                    fired: AtomicBool::new(false),
-                    waker: Mutex::new(Some(cx.waker().clone())),
-                });
-                match this
-                    .event_loop
-                    .schedule_wake(this.deadline.into_std(), Waker::from(fire.clone()))
-                {
-                    Ok(entry) => this.registered = Some(Registered { fire, entry }),
-                    // No loop will ever fire this timer: fail loudly, with tokio's words.
-                    Err(e) if e.is_shutdown() => panic!("{RUNTIME_SHUTTING_DOWN}"),
-                    // A full inbox: retry on the next poll.
-                    Err(_) => cx.waker().wake_by_ref(),
-                }
-            }
-        }
-        Poll::Pending
+        polled
     }
 }
 

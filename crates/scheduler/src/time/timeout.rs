@@ -89,7 +89,10 @@ pin_project_lite::pin_project! {
 /// ```
 #[track_caller]
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
-    timeout_at(Instant::now().far_add(duration), future)
+    Timeout {
+        value: future.into_future(),
+        delay: Sleep::new(Instant::now().far_add(duration), duration.is_zero()),
+    }
 }
 
 /// Requires `future` to complete before `deadline`, else `Err(Elapsed)`.

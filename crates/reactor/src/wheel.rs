@@ -1,0 +1,563 @@
+//! A hierarchical timing wheel: O(1) insert and remove, exact firing order.
+//!
+//! Netty files I/O timeouts in a hashed wheel and tokio its timers in a hierarchical
+//! one, because a connection's timeouts are inserted, reset and cancelled far more often
+//! than they fire. This wheel has [`LEVELS`] levels of [`SLOTS`] slots. A slot of level
+//! `l` spans `64^l` ticks of [`TICK`] nanoseconds, so level 0 holds what is due within
+//! 64 ms, level 1 within about 4 s, and level 5 within about 795 days. Each slot is a
+//! doubly-linked list threaded through one slab, so an entry is filed and unfiled in
+//! constant time, and a bit per slot says which lists are non-empty.
+//!
+//! Invariants:
+//! - `elapsed` (a tick) never decreases. Every entry whose tick is below it sits in
+//!   `due`; every other entry sits in the wheel at the level of the highest base-64
+//!   digit in which its (clamped) tick differs from `elapsed`, so entries of a lower
+//!   level are always earlier than entries of a higher one.
+//! - When the earliest non-empty slot's time comes, its entries are filed again
+//!   against the new `elapsed`: they drop to a lower level, or into `due`.
+//! - `due` is a small binary heap ordered by (deadline, sequence number), so entries
+//!   leave in exact deadline order, never before their deadline, and the wheel's
+//!   granularity decides only when an entry reaches `due`, not when it fires.
+//! - An entry's deadline may move later while it is filed ([`WheelItem::refresh`]);
+//!   it is filed anew when its old slot comes, without waking anyone.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use slab::Slab;
+
+/// Nanoseconds per tick: the width of a level-0 slot.
+pub(crate) const TICK: u64 = 1_000_000;
+const LEVEL_BITS: u32 = 6;
+/// Slots per level.
+pub(crate) const SLOTS: usize = 1 << LEVEL_BITS;
+/// Levels of the wheel.
+pub(crate) const LEVELS: usize = 6;
+/// Ticks spanned by the whole wheel; later ticks wait in the last slot of the top
+/// level's current block and are filed again from there.
+const RANGE: u64 = 1 << (LEVEL_BITS as usize * LEVELS);
+const NIL: usize = usize::MAX;
+
+/// What the wheel stores: something with a deadline and a tie-breaking sequence number.
+pub(crate) trait WheelItem {
+    /// The deadline in nanoseconds on the loop's timeline.
+    fn deadline(&self) -> u64;
+    /// Orders items with equal deadlines (first submitted, first out).
+    fn seq(&self) -> u64;
+    /// Takes up a later deadline set since the item was filed. True if it moved.
+    fn refresh(&mut self) -> bool;
+}
+
+fn tick_of(deadline: u64) -> u64 {
+    deadline / TICK
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Wheel { level: u8, slot: u8 },
+    Due,
+}
+
+struct Node<T> {
+    item: T,
+    prev: usize,
+    next: usize,
+    place: Place,
+}
+
+#[derive(Clone, Copy)]
+struct Level {
+    /// Bit `s` is set when slot `s` holds at least one entry.
+    occupied: u64,
+    heads: [usize; SLOTS],
+}
+
+impl Default for Level {
+    fn default() -> Self {
+        Level {
+            occupied: 0,
+            heads: [NIL; SLOTS],
+        }
+    }
+}
+
+/// A due entry: its order key inline, and its slab key.
+type DueKey = Reverse<(u64, u64, usize)>;
+
+/// The wheel. Keys returned by [`insert`](Self::insert) stay valid until the entry
+/// leaves (popped, removed or drained); a slab key may then be reused.
+pub(crate) struct TimerWheel<T> {
+    nodes: Slab<Node<T>>,
+    levels: Box<[Level; LEVELS]>,
+    due: BinaryHeap<DueKey>,
+    elapsed: u64,
+}
+
+impl<T> Default for TimerWheel<T> {
+    fn default() -> Self {
+        TimerWheel {
+            nodes: Slab::new(),
+            levels: Box::new([Level::default(); LEVELS]),
+            due: BinaryHeap::new(),
+            elapsed: 0,
+        }
+    }
+}
+
+impl<T: WheelItem> TimerWheel<T> {
+    /// Entries held, wherever they are.
+    pub(crate) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The entry under `key`, if any.
+    pub(crate) fn get(&self, key: usize) -> Option<&T> {
+        self.nodes.get(key).map(|n| &n.item)
+    }
+
+    /// The entry under `key`, to change anything but its deadline (see
+    /// [`WheelItem::refresh`] for that).
+    pub(crate) fn get_mut(&mut self, key: usize) -> Option<&mut T> {
+        self.nodes.get_mut(key).map(|n| &mut n.item)
+    }
+
+    /// Files `item` and returns its key.
+    pub(crate) fn insert(&mut self, item: T) -> usize {
+        let key = self.nodes.insert(Node {
+            item,
+            prev: NIL,
+            next: NIL,
+            place: Place::Due,
+        });
+        self.file(key);
+        key
+    }
+
+    /// Unfiles and returns the entry under `key`.
+    pub(crate) fn remove(&mut self, key: usize) -> Option<T> {
+        let place = self.nodes.get(key)?.place;
+        match place {
+            Place::Wheel { level, slot } => self.unlink(key, level as usize, slot as usize),
+            // Its heap slot goes stale; `trim_due` drops stale slots from the top, so the
+            // top is always live and `peek_deadline` exact.
+            Place::Due => {}
+        }
+        let node = self.nodes.remove(key);
+        self.trim_due();
+        Some(node.item)
+    }
+
+    /// The earliest time at which [`pop_due`](Self::pop_due) may return something: the
+    /// exact deadline of the first due entry, or else the start of the earliest
+    /// non-empty slot (a lower bound of its entries' deadlines).
+    pub(crate) fn peek_deadline(&self) -> Option<u64> {
+        if self.nodes.is_empty() {
+            return None;
+        }
+        if let Some(Reverse((deadline, _, _))) = self.due.peek() {
+            return Some(*deadline);
+        }
+        self.next_expiration()
+            .map(|(_, _, start)| start.saturating_mul(TICK).max(1))
+    }
+
+    /// Removes and returns the earliest entry whose deadline is at or before `now`.
+    pub(crate) fn pop_due(&mut self, now: u64) -> Option<T> {
+        loop {
+            if let Some(&Reverse((deadline, _, key))) = self.due.peek() {
+                if deadline > now {
+                    return None;
+                }
+                self.due.pop();
+                if self.nodes[key].item.refresh() {
+                    self.file(key);
+                    self.trim_due();
+                    continue;
+                }
+                let node = self.nodes.remove(key);
+                self.trim_due();
+                return Some(node.item);
+            }
+            if self.nodes.is_empty() {
+                return None;
+            }
+            let now_tick = tick_of(now);
+            match self.next_expiration() {
+                Some((level, slot, start)) if start <= now_tick => self.expire(level, slot, start),
+                // Nothing is filed for a tick up to `now`: every filed tick is later.
+                _ => {
+                    self.elapsed = self.elapsed.max(now_tick);
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Removes every entry, in no particular order.
+    pub(crate) fn drain(&mut self) -> Vec<T> {
+        self.due.clear();
+        *self.levels = [Level::default(); LEVELS];
+        self.nodes.drain().map(|n| n.item).collect()
+    }
+
+    /// Puts the entry under `key` where its deadline belongs: `due` if its tick has
+    /// passed, else its slot.
+    fn file(&mut self, key: usize) {
+        let node = &mut self.nodes[key];
+        let (deadline, seq) = (node.item.deadline(), node.item.seq());
+        let tick = tick_of(deadline);
+        if tick < self.elapsed {
+            node.place = Place::Due;
+            self.due.push(Reverse((deadline, seq, key)));
+            return;
+        }
+        // Beyond the wheel's span: wait at the end of the top level's current block.
+        let placed = tick.min(self.elapsed | (RANGE - 1));
+        let level = level_for(self.elapsed, placed);
+        let slot = ((placed >> (level as u32 * LEVEL_BITS)) as usize) & (SLOTS - 1);
+        let head = self.levels[level].heads[slot];
+        node.place = Place::Wheel {
+            level: level as u8,
+            slot: slot as u8,
+        };
+        node.prev = NIL;
+        node.next = head;
+        if head != NIL {
+            self.nodes[head].prev = key;
+        }
+        let lvl = &mut self.levels[level];
+        lvl.heads[slot] = key;
+        lvl.occupied |= 1 << slot;
+    }
+
+    fn unlink(&mut self, key: usize, level: usize, slot: usize) {
+        let (prev, next) = {
+            let n = &self.nodes[key];
+            (n.prev, n.next)
+        };
+        if prev == NIL {
+            self.levels[level].heads[slot] = next;
+        } else {
+            self.nodes[prev].next = next;
+        }
+        if next != NIL {
+            self.nodes[next].prev = prev;
+        }
+        if self.levels[level].heads[slot] == NIL {
+            self.levels[level].occupied &= !(1 << slot);
+        }
+    }
+
+    /// Drops stale slots (entries removed while due) from the top of `due`.
+    fn trim_due(&mut self) {
+        while let Some(&Reverse((deadline, seq, key))) = self.due.peek() {
+            let live = self
+                .nodes
+                .get(key)
+                .is_some_and(|n| n.place == Place::Due && n.item.seq() == seq && n.item.deadline() == deadline);
+            if live {
+                return;
+            }
+            self.due.pop();
+        }
+    }
+
+    /// The earliest non-empty slot: (level, slot, first tick it covers). Lower levels
+    /// hold earlier ticks, so the first level with any entry has it.
+    fn next_expiration(&self) -> Option<(usize, usize, u64)> {
+        for (level, lvl) in self.levels.iter().enumerate() {
+            if lvl.occupied == 0 {
+                continue;
+            }
+            let shift = level as u32 * LEVEL_BITS;
+            let pos = ((self.elapsed >> shift) as usize) & (SLOTS - 1);
+            // Slots before `pos` are empty at this level (their ticks have passed), so
+            // the first set bit at or after `pos` is the earliest slot.
+            let slot = pos + (lvl.occupied >> pos).trailing_zeros() as usize;
+            debug_assert!(slot < SLOTS, "an occupied slot behind the wheel's position");
+            let block = !((1u64 << (shift + LEVEL_BITS)) - 1);
+            let start = (self.elapsed & block) + ((slot as u64) << shift);
+            return Some((level, slot, start));
+        }
+        None
+    }
+
+    /// The time of slot (`level`, `slot`), starting at tick `start`, has come: advance
+    /// `elapsed` to it and file its entries again.
+    fn expire(&mut self, level: usize, slot: usize, start: u64) {
+        // A level-0 slot is one tick: once it is taken, that tick has passed.
+        let reached = if level == 0 { start + 1 } else { start };
+        self.elapsed = self.elapsed.max(reached);
+        let mut key = std::mem::replace(&mut self.levels[level].heads[slot], NIL);
+        self.levels[level].occupied &= !(1 << slot);
+        while key != NIL {
+            let next = self.nodes[key].next;
+            self.nodes[key].item.refresh();
+            self.file(key);
+            key = next;
+        }
+    }
+
+    #[cfg(test)]
+    fn check_invariants(&self) {
+        let mut counted = 0;
+        for (level, lvl) in self.levels.iter().enumerate() {
+            for slot in 0..SLOTS {
+                let mut key = lvl.heads[slot];
+                assert_eq!(
+                    key != NIL,
+                    lvl.occupied & (1 << slot) != 0,
+                    "occupied bit of {level}/{slot}"
+                );
+                let mut prev = NIL;
+                while key != NIL {
+                    let n = &self.nodes[key];
+                    assert_eq!(n.prev, prev);
+                    assert_eq!(
+                        n.place,
+                        Place::Wheel {
+                            level: level as u8,
+                            slot: slot as u8
+                        }
+                    );
+                    assert!(tick_of(n.item.deadline()) >= self.elapsed, "a passed tick in the wheel");
+                    counted += 1;
+                    prev = key;
+                    key = n.next;
+                }
+            }
+        }
+        let due = self.nodes.iter().filter(|(_, n)| n.place == Place::Due).count();
+        assert_eq!(counted + due, self.nodes.len());
+    }
+}
+
+/// The level at which a tick `placed` (not before `elapsed`, within the wheel's span of
+/// `elapsed`'s top-level block) is filed: the highest base-64 digit in which they differ.
+fn level_for(elapsed: u64, placed: u64) -> usize {
+    // The low digit's bits are set so that equal ticks land on level 0.
+    let differ = (elapsed ^ placed) | (SLOTS as u64 - 1);
+    let top_bit = 63 - differ.leading_zeros();
+    (top_bit / LEVEL_BITS) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Item {
+        deadline: u64,
+        seq: u64,
+        later: Option<u64>,
+    }
+
+    impl WheelItem for Item {
+        fn deadline(&self) -> u64 {
+            self.deadline
+        }
+        fn seq(&self) -> u64 {
+            self.seq
+        }
+        fn refresh(&mut self) -> bool {
+            match self.later.take() {
+                Some(d) if d > self.deadline => {
+                    self.deadline = d;
+                    true
+                }
+                _ => false,
+            }
+        }
+    }
+
+    fn item(deadline: u64, seq: u64) -> Item {
+        Item {
+            deadline,
+            seq,
+            later: None,
+        }
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    /// Pops everything due at each of `steps`, checking order and that nothing is early.
+    fn drain_over(w: &mut TimerWheel<Item>, steps: impl IntoIterator<Item = u64>) -> Vec<(u64, u64)> {
+        let mut out = vec![];
+        for now in steps {
+            while let Some(it) = w.pop_due(now) {
+                assert!(it.deadline <= now, "{} popped at {now}: early", it.deadline);
+                out.push((it.deadline, it.seq));
+            }
+            w.check_invariants();
+        }
+        out
+    }
+
+    #[test]
+    fn level_for_picks_the_highest_differing_digit() {
+        assert_eq!(level_for(0, 0), 0);
+        assert_eq!(level_for(0, 63), 0);
+        assert_eq!(level_for(0, 64), 1);
+        assert_eq!(level_for(0, 4095), 1);
+        assert_eq!(level_for(0, 4096), 2);
+        assert_eq!(level_for(100, 127), 0);
+        assert_eq!(level_for(63, 64), 1);
+        assert_eq!(level_for(0, RANGE - 1), LEVELS - 1);
+    }
+
+    #[test]
+    fn pops_in_deadline_then_sequence_order_never_early() {
+        let mut w = TimerWheel::default();
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut want = vec![];
+        for seq in 1..=5_000u64 {
+            // From sub-tick to about 20 minutes, with many equal deadlines.
+            let deadline = match seq % 4 {
+                0 => rng.next() % (5 * TICK),
+                1 => rng.next() % (70_000 * TICK),
+                2 => (rng.next() % 100) * TICK,
+                _ => rng.next() % (1_200_000 * TICK),
+            } + 1;
+            w.insert(item(deadline, seq));
+            want.push((deadline, seq));
+        }
+        w.check_invariants();
+        want.sort();
+        // Uneven steps: some well inside a tick, some jumping many slots at once.
+        let mut steps = vec![];
+        let mut now = 0;
+        while now < 1_300_000 * TICK {
+            now += match rng.next() % 3 {
+                0 => rng.next() % TICK,
+                1 => rng.next() % (300 * TICK),
+                _ => rng.next() % (40_000 * TICK),
+            };
+            steps.push(now);
+        }
+        assert_eq!(drain_over(&mut w, steps), want);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn peek_deadline_is_a_lower_bound_and_exact_once_due() {
+        let mut w = TimerWheel::default();
+        w.insert(item(5 * TICK + 7, 1));
+        let first = w.peek_deadline().unwrap();
+        assert!(first <= 5 * TICK + 7);
+        assert!(w.pop_due(first.saturating_sub(1)).is_none());
+        // Once its slot's time has come the exact deadline shows.
+        assert!(w.pop_due(5 * TICK).is_none());
+        assert_eq!(w.peek_deadline(), Some(5 * TICK + 7));
+        assert_eq!(w.pop_due(5 * TICK + 7).unwrap().seq, 1);
+        assert_eq!(w.peek_deadline(), None);
+    }
+
+    #[test]
+    fn remove_from_any_place_keeps_the_rest() {
+        let mut w = TimerWheel::default();
+        let mut rng = Rng(12345);
+        let mut keys = vec![];
+        for seq in 1..=3_000u64 {
+            let deadline = rng.next() % (10_000 * TICK) + 1;
+            keys.push((w.insert(item(deadline, seq)), deadline, seq));
+        }
+        // Move part of them into `due`, then remove every third entry wherever it is.
+        assert!(w.pop_due(0).is_none());
+        let mut popped = drain_over(&mut w, [40 * TICK]);
+        let mut kept = vec![];
+        for (i, &(key, deadline, seq)) in keys.iter().enumerate() {
+            if popped.contains(&(deadline, seq)) {
+                continue;
+            }
+            if i % 3 == 0 {
+                let it = w.remove(key).expect("a live key");
+                assert_eq!((it.deadline, it.seq), (deadline, seq));
+                assert!(w.remove(key).is_none() || w.get(key).is_some());
+            } else {
+                kept.push((deadline, seq));
+            }
+        }
+        w.check_invariants();
+        popped.clear();
+        kept.sort();
+        assert_eq!(drain_over(&mut w, (1..=200).map(|i| i * 60 * TICK)), kept);
+    }
+
+    #[test]
+    fn removing_the_first_due_entry_uncovers_the_next() {
+        let mut w = TimerWheel::default();
+        let a = w.insert(item(TICK + 10, 1));
+        w.insert(item(TICK + 20, 2));
+        assert!(w.pop_due(TICK).is_none());
+        assert_eq!(w.peek_deadline(), Some(TICK + 10));
+        w.remove(a).unwrap();
+        assert_eq!(w.peek_deadline(), Some(TICK + 20));
+        // The freed key is reused; the stale heap slot must not be taken for it.
+        let c = w.insert(item(TICK + 30, 3));
+        assert_eq!(c, a);
+        assert_eq!(
+            drain_over(&mut w, [TICK + 25, TICK + 30]),
+            vec![(TICK + 20, 2), (TICK + 30, 3)]
+        );
+    }
+
+    #[test]
+    fn a_moved_deadline_is_taken_up_without_popping() {
+        let mut w = TimerWheel::default();
+        w.insert(Item {
+            deadline: 10 * TICK,
+            seq: 1,
+            later: Some(5_000 * TICK),
+        });
+        w.insert(item(20 * TICK, 2));
+        assert_eq!(drain_over(&mut w, [100 * TICK]), vec![(20 * TICK, 2)]);
+        assert_eq!(w.len(), 1);
+        assert!(w.peek_deadline().unwrap() <= 5_000 * TICK);
+        assert_eq!(
+            drain_over(&mut w, [4_999 * TICK, 5_000 * TICK]),
+            vec![(5_000 * TICK, 1)]
+        );
+    }
+
+    #[test]
+    fn past_deadlines_and_far_ones() {
+        let mut w = TimerWheel::default();
+        assert!(w.pop_due(1_000 * TICK).is_none());
+        w.insert(item(3, 1)); // long past
+        w.insert(item(u64::MAX - 1, 2)); // beyond the wheel's span
+        w.insert(item(RANGE * TICK + 5, 3)); // just beyond it
+        w.check_invariants();
+        assert_eq!(drain_over(&mut w, [1_000 * TICK]), vec![(3, 1)]);
+        // Jump in large steps: the far entries walk down the levels and never pop early.
+        let steps = (1..=40).map(|i| i * (RANGE / 16) * TICK);
+        assert_eq!(drain_over(&mut w, steps), vec![(RANGE * TICK + 5, 3)]);
+        assert_eq!(drain_over(&mut w, [u64::MAX - 2]), vec![]);
+        assert_eq!(drain_over(&mut w, [u64::MAX - 1]), vec![(u64::MAX - 1, 2)]);
+    }
+
+    #[test]
+    fn drain_empties_everything() {
+        let mut w = TimerWheel::default();
+        for seq in 1..=100 {
+            w.insert(item(seq * 997 * TICK, seq));
+        }
+        assert!(w.pop_due(0).is_none());
+        assert_eq!(w.drain().len(), 100);
+        assert!(w.is_empty());
+        assert_eq!(w.peek_deadline(), None);
+        w.check_invariants();
+    }
+}

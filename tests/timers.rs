@@ -1,0 +1,209 @@
+//! The loop's timing wheel seen from `sleep`: timers registered on their own loop,
+//! pushed back, moved to another thread, dropped elsewhere, and fired in deadline
+//! order. Lower bounds are exact; upper bounds are generous.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, mpsc};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use netloop::event_loop::EventLoopHandle;
+use netloop::runtime::Runtime;
+use netloop::time::{self, Instant, Sleep};
+use netloop_tests::{WAIT, current, single_loop, test_body};
+
+const MS: Duration = Duration::from_millis(1);
+const LATE: Duration = Duration::from_secs(2);
+
+/// Polls `sleep` once with a waker that does nothing.
+fn poll_once(sleep: &mut Pin<Box<Sleep>>) -> Poll<()> {
+    sleep.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+}
+
+/// Timers waiting in the runtime's loops, once each loop has finished an iteration
+/// (a task run on every loop, awaited, makes each publish its counters), waiting up to
+/// [`WAIT`] for the count to become `expected`.
+fn timers_waiting(rt: &Runtime, expected: usize) -> usize {
+    let loops = rt.handle().event_loops();
+    for l in loops.iter() {
+        let (tx, rx) = mpsc::channel();
+        l.execute(move || tx.send(()).expect("the test waits"))
+            .expect("the loop is running");
+        rx.recv_timeout(WAIT).expect("the loop ran the task");
+    }
+    // The counters are published at the end of the iteration that ran the task.
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let n: usize = loops.iter().map(|l| l.metrics().scheduled_tasks).sum();
+        if n == expected || std::time::Instant::now() > deadline {
+            return n;
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn a_sleep_pushed_back_many_times_fires_once_after_its_last_deadline() {
+    test_body(|| {
+        let rt = single_loop();
+        let (start, last, woke) = rt.block_on(async {
+            netloop::spawn(async {
+                let start = Instant::now();
+                let mut idle = Box::pin(time::sleep(20 * MS));
+                assert!(poll_once(&mut idle).is_pending(), "registered on its loop");
+                let mut last = idle.deadline();
+                // An idle timeout pushed back by twenty requests.
+                for _ in 0..20 {
+                    time::sleep(2 * MS).await;
+                    last = Instant::now() + 20 * MS;
+                    idle.as_mut().reset(last);
+                    assert!(!idle.is_elapsed());
+                }
+                idle.as_mut().await;
+                (start, last, Instant::now())
+            })
+            .await
+            .expect("the task ran")
+        });
+        assert!(woke >= last, "fired {:?} before its last deadline", last - woke);
+        assert!(woke - start < 40 * MS + LATE);
+        assert_eq!(timers_waiting(&rt, 0), 0, "nothing left in the wheel");
+    });
+}
+
+#[test]
+fn moving_a_sleep_earlier_fires_at_the_earlier_deadline() {
+    test_body(|| {
+        let rt = current();
+        rt.block_on(async {
+            let start = Instant::now();
+            let mut sleep = Box::pin(time::sleep(Duration::from_secs(3600)));
+            assert!(poll_once(&mut sleep).is_pending());
+            sleep.as_mut().reset(start + 10 * MS);
+            sleep.as_mut().await;
+            assert!(start.elapsed() >= 10 * MS);
+            assert!(start.elapsed() < LATE);
+        });
+    });
+}
+
+#[test]
+fn a_sleep_registered_on_its_loop_completes_when_awaited_on_another_thread() {
+    test_body(|| {
+        let rt = single_loop();
+        let (tx, rx) = mpsc::channel();
+        rt.spawn(async move {
+            let mut sleep = Box::pin(time::sleep(30 * MS));
+            assert!(poll_once(&mut sleep).is_pending(), "registered on its loop");
+            tx.send(sleep).expect("the test waits");
+        });
+        let sleep = rx.recv_timeout(WAIT).expect("the task sent its sleep");
+        let deadline = sleep.deadline();
+        // Awaited off the loops, in block_on: the timer moves to the shared path.
+        rt.block_on(sleep);
+        assert!(Instant::now() >= deadline);
+        assert_eq!(timers_waiting(&rt, 0), 0);
+    });
+}
+
+#[test]
+fn a_local_timer_dropped_on_another_thread_leaves_the_wheel() {
+    test_body(|| {
+        let rt = single_loop();
+        let (tx, rx) = mpsc::channel();
+        rt.spawn(async move {
+            let mut sleeps: Vec<_> = (0..100)
+                .map(|_| Box::pin(time::sleep(Duration::from_secs(3600))))
+                .collect();
+            for s in &mut sleeps {
+                assert!(poll_once(s).is_pending());
+            }
+            tx.send(sleeps).expect("the test waits");
+        });
+        let sleeps = rx.recv_timeout(WAIT).expect("the task sent its sleeps");
+        assert_eq!(timers_waiting(&rt, 100), 100);
+        drop(sleeps);
+        assert_eq!(timers_waiting(&rt, 0), 0, "each drop sent its loop a cancel");
+    });
+}
+
+#[test]
+fn timers_on_one_loop_fire_in_deadline_order_and_never_early() {
+    test_body(|| {
+        let rt = single_loop();
+        let fired = Arc::new(Mutex::new(Vec::new()));
+        rt.block_on(async {
+            let start = Instant::now() + 20 * MS;
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+            let mut tasks = Vec::new();
+            for i in 0..2_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // 0 to 300 ms, many sharing a millisecond and some an exact deadline.
+                let deadline = start + Duration::from_micros(if i % 10 == 0 { 5_000 } else { x % 300_000 });
+                let fired = fired.clone();
+                tasks.push(netloop::spawn(async move {
+                    time::sleep_until(deadline).await;
+                    let now = Instant::now();
+                    assert!(now >= deadline, "fired {:?} early", deadline - now);
+                    fired.lock().unwrap().push(deadline);
+                }));
+            }
+            for t in tasks {
+                t.await.expect("a timer task panicked");
+            }
+        });
+        let fired = fired.lock().unwrap();
+        assert_eq!(fired.len(), 2_000);
+        assert!(fired.windows(2).all(|w| w[0] <= w[1]), "woken out of deadline order");
+    });
+}
+
+#[test]
+fn paused_time_takes_a_postponed_deadline_up() {
+    test_body(|| {
+        let rt = current();
+        rt.block_on(async {
+            time::pause();
+            let start = Instant::now();
+            let mut sleep = Box::pin(time::sleep(Duration::from_secs(10)));
+            assert!(poll_once(&mut sleep).is_pending());
+            sleep.as_mut().reset(start + Duration::from_secs(20));
+            time::advance(Duration::from_secs(15)).await;
+            assert!(
+                poll_once(&mut sleep).is_pending(),
+                "the old deadline passed: nothing fires"
+            );
+            time::advance(Duration::from_secs(5)).await;
+            assert!(sleep.is_elapsed() || poll_once(&mut sleep).is_ready());
+            assert_eq!(Instant::now() - start, Duration::from_secs(20));
+        });
+    });
+}
+
+#[test]
+fn a_scheduled_closure_can_be_postponed_until_it_runs() {
+    test_body(|| {
+        let rt = single_loop();
+        let l: EventLoopHandle = rt.handle().event_loops().get(0).expect("one loop").clone();
+        let (tx, rx) = mpsc::channel();
+        let start = std::time::Instant::now();
+        let handle = l
+            .schedule(20 * MS, move || {
+                tx.send(std::time::Instant::now()).expect("the test waits")
+            })
+            .expect("the loop is running");
+        assert!(handle.postpone(start + 60 * MS), "pending: postponed");
+        let ran = rx.recv_timeout(WAIT).expect("the closure ran");
+        assert!(ran - start >= 60 * MS, "ran {:?} after scheduling", ran - start);
+        assert!(!handle.postpone(start + Duration::from_secs(1)), "too late once it ran");
+        // Marked done once the closure has returned, just after it sent.
+        let deadline = std::time::Instant::now() + WAIT;
+        while !handle.is_done() && std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(handle.is_done());
+    });
+}
