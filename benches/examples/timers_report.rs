@@ -1,0 +1,168 @@
+//! Timers at scale on netloop and tokio, from the same source (`benches/timer_shapes.rs`):
+//! 1M pending timers scheduled then cancelled, one by one and in bulk; 100k idle
+//! timeouts reset 10 times each; and 1M timers firing over 10 s (lateness, none early).
+//!
+//! ```sh
+//! cargo run --release -p netloop-benches --example timers_report            # 7 rounds
+//! cargo run --release -p netloop-benches --example timers_report -- 3 fire  # 3, and the firing shape
+//! ```
+//!
+//! The first three shapes run inside a current-thread runtime's `block_on`, the
+//! runtimes interleaved round by round; each prints the median time. The firing shape
+//! (only with `fire`, about 25 s) runs 1M tasks on a 2-worker runtime of each kind.
+
+use std::time::Duration;
+
+mod on_netloop {
+    #![allow(dead_code)]
+    use netloop as rt;
+    include!("../timer_shapes.rs");
+}
+
+mod on_tokio {
+    #![allow(dead_code)]
+    use tokio as rt;
+    include!("../timer_shapes.rs");
+}
+
+const PENDING: usize = 1_000_000;
+const CONNS: usize = 100_000;
+const RESETS: usize = 10;
+const FIRING: usize = 1_000_000;
+const FIRING_SPAN: Duration = Duration::from_secs(10);
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn micros(nanos: u64) -> String {
+    format!("{:.0} µs", nanos as f64 / 1e3)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rounds: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(7);
+    let fire = args.iter().any(|a| a == "fire");
+
+    type Shape = (&'static str, Box<dyn Fn() -> Duration>, Box<dyn Fn() -> Duration>);
+    let nl = std::rc::Rc::new(on_netloop::current_thread());
+    let tk = std::rc::Rc::new(on_tokio::current_thread());
+    let shapes: Vec<Shape> = vec![
+        (
+            "1M one-hour sleeps, each created, polled once and dropped",
+            Box::new({
+                let rt = nl.clone();
+                move || on_netloop::sleep_poll_drop_each(&rt, PENDING)
+            }),
+            Box::new({
+                let rt = tk.clone();
+                move || on_tokio::sleep_poll_drop_each(&rt, PENDING)
+            }),
+        ),
+        (
+            "1M pending one-hour sleeps: all created and polled, then all dropped",
+            Box::new({
+                let rt = nl.clone();
+                move || on_netloop::sleep_poll_all_then_drop(&rt, PENDING)
+            }),
+            Box::new({
+                let rt = tk.clone();
+                move || on_tokio::sleep_poll_all_then_drop(&rt, PENDING)
+            }),
+        ),
+        (
+            "100k 60 s idle timeouts, each reset 10 times (and polled), then dropped",
+            Box::new({
+                let rt = nl.clone();
+                move || on_netloop::idle_timeouts_reset(&rt, CONNS, RESETS)
+            }),
+            Box::new({
+                let rt = tk.clone();
+                move || on_tokio::idle_timeouts_reset(&rt, CONNS, RESETS)
+            }),
+        ),
+    ];
+
+    // One warm-up round, then `rounds` timed ones, netloop and tokio alternating.
+    let mut times: Vec<(Vec<Duration>, Vec<Duration>)> = vec![(vec![], vec![]); shapes.len()];
+    for round in 0..=rounds {
+        for (i, (_, netloop, tokio)) in shapes.iter().enumerate() {
+            let (a, b) = if round % 2 == 0 {
+                let a = netloop();
+                (a, tokio())
+            } else {
+                let b = tokio();
+                (netloop(), b)
+            };
+            if round > 0 {
+                times[i].0.push(a);
+                times[i].1.push(b);
+            }
+        }
+    }
+    println!(
+        "Median of {rounds} rounds after one warm-up, runtimes interleaved, each inside a \
+         current-thread runtime's block_on; ratio = netloop time / tokio time.\n"
+    );
+    println!("| shape | netloop | tokio | netloop/tokio |");
+    println!("|---|---|---|---|");
+    for ((name, _, _), (a, b)) in shapes.iter().zip(times) {
+        let (a, b) = (median(a), median(b));
+        println!(
+            "| {name} | {} | {} | {:.2} |",
+            ms(a),
+            ms(b),
+            a.as_secs_f64() / b.as_secs_f64()
+        );
+    }
+
+    if fire {
+        println!(
+            "\n1M timers with deadlines spread evenly over {} s, one task each, 2 workers; \
+             lateness = wake time - deadline, as the task sees it.\n",
+            FIRING_SPAN.as_secs()
+        );
+        println!("| runtime | p50 late | p99 late | max late | early | took |");
+        println!("|---|---|---|---|---|---|");
+        type Run = Box<dyn Fn() -> on_netloop::Lateness>;
+        let runs: [(&str, Run); 2] = [
+            (
+                "netloop",
+                Box::new(|| on_netloop::firing(&on_netloop::two_workers(), FIRING, FIRING_SPAN)),
+            ),
+            (
+                "tokio",
+                Box::new(|| {
+                    let l = on_tokio::firing(&on_tokio::two_workers(), FIRING, FIRING_SPAN);
+                    on_netloop::Lateness {
+                        late_nanos: l.late_nanos,
+                        early: l.early,
+                        took: l.took,
+                    }
+                }),
+            ),
+        ];
+        for (name, run) in runs {
+            let mut l = run();
+            l.late_nanos.sort_unstable();
+            println!(
+                "| {name} | {} | {} | {} | {} | {:.1} s |",
+                micros(percentile(&l.late_nanos, 0.5)),
+                micros(percentile(&l.late_nanos, 0.99)),
+                micros(*l.late_nanos.last().unwrap_or(&0)),
+                l.early,
+                l.took.as_secs_f64()
+            );
+        }
+    }
+}

@@ -1,0 +1,138 @@
+// The timer workloads of `examples/timers_report.rs`, written once against a runtime
+// named `rt` and included into one module per runtime (`use netloop as rt;`,
+// `use tokio as rt;`), so both runtimes run the same source.
+//
+// Every shape runs inside `block_on` of a runtime built by the caller and returns the
+// time it took, measured inside the runtime (runtime start-up is not counted).
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::task::{Context, Waker};
+use std::time::Duration;
+
+use rt::time::{Instant, Sleep};
+
+/// A timer that is never meant to fire during a run.
+const FAR: Duration = Duration::from_secs(3600);
+/// The idle timeout of the reset shape.
+const IDLE: Duration = Duration::from_secs(60);
+
+/// A current-thread runtime with time enabled: each shape's timers live on one thread.
+pub fn current_thread() -> rt::runtime::Runtime {
+    rt::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("build a current-thread runtime")
+}
+
+/// A multi-thread runtime with 2 workers and time enabled.
+pub fn two_workers() -> rt::runtime::Runtime {
+    rt::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .expect("build a multi-thread runtime")
+}
+
+/// `n` times: create a one-hour sleep, poll it once (registering it), drop it
+/// (cancelling it).
+pub fn sleep_poll_drop_each(rt: &rt::runtime::Runtime, n: usize) -> Duration {
+    rt.block_on(async move {
+        let mut cx = Context::from_waker(Waker::noop());
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            let mut sleep = pin!(rt::time::sleep(FAR));
+            black_box(sleep.as_mut().poll(&mut cx).is_pending());
+        }
+        start.elapsed()
+    })
+}
+
+/// Creates and polls `n` boxed one-hour sleeps (1M pending timers), then drops them all
+/// in creation order. The vector is allocated before the clock starts.
+pub fn sleep_poll_all_then_drop(rt: &rt::runtime::Runtime, n: usize) -> Duration {
+    rt.block_on(async move {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut sleeps: Vec<Pin<Box<Sleep>>> = Vec::with_capacity(n);
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            let mut sleep = Box::pin(rt::time::sleep(FAR));
+            black_box(sleep.as_mut().poll(&mut cx).is_pending());
+            sleeps.push(sleep);
+        }
+        sleeps.drain(..).for_each(drop);
+        start.elapsed()
+    })
+}
+
+/// `conns` connections' idle timeouts: each a 60 s sleep, registered by a poll; then
+/// `resets` rounds in which every connection sees a request, so its timeout is reset
+/// to 60 s from now and polled again; then every connection closes (its sleep is
+/// dropped). One clock reading per round.
+pub fn idle_timeouts_reset(rt: &rt::runtime::Runtime, conns: usize, resets: usize) -> Duration {
+    rt.block_on(async move {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut timeouts: Vec<Pin<Box<Sleep>>> = Vec::with_capacity(conns);
+        let start = std::time::Instant::now();
+        for _ in 0..conns {
+            let mut sleep = Box::pin(rt::time::sleep(IDLE));
+            black_box(sleep.as_mut().poll(&mut cx).is_pending());
+            timeouts.push(sleep);
+        }
+        for _ in 0..resets {
+            let deadline = Instant::now() + IDLE;
+            for sleep in &mut timeouts {
+                sleep.as_mut().reset(deadline);
+                black_box(sleep.as_mut().poll(&mut cx).is_pending());
+            }
+        }
+        timeouts.drain(..).for_each(drop);
+        start.elapsed()
+    })
+}
+
+/// How late timers fired: nanoseconds per timer, and how many fired early.
+pub struct Lateness {
+    pub late_nanos: Vec<u64>,
+    pub early: usize,
+    pub took: Duration,
+}
+
+/// `n` timers with deadlines spread evenly over `span`, each awaited by a task of its
+/// own (spawned in batches); each task records how long after its deadline it woke.
+pub fn firing(rt: &rt::runtime::Runtime, n: usize, span: Duration) -> Lateness {
+    let early = Arc::new(AtomicU64::new(0));
+    let early2 = early.clone();
+    rt.block_on(async move {
+        let start = std::time::Instant::now();
+        // Deadlines start a little after the spawning ends, so no timer is already
+        // due when its task first polls it.
+        let first = Instant::now() + Duration::from_secs(2);
+        let step = span / n as u32;
+        let mut handles = Vec::with_capacity(n);
+        for i in 0..n {
+            let deadline = first + step * i as u32;
+            let early = early2.clone();
+            handles.push(rt::spawn(async move {
+                rt::time::sleep_until(deadline).await;
+                let now = Instant::now();
+                if now < deadline {
+                    early.fetch_add(1, Relaxed);
+                }
+                now.saturating_duration_since(deadline).as_nanos() as u64
+            }));
+        }
+        let mut late_nanos = Vec::with_capacity(n);
+        for h in handles {
+            late_nanos.push(h.await.expect("a timer task panicked"));
+        }
+        Lateness {
+            late_nanos,
+            early: early.load(Relaxed) as usize,
+            took: start.elapsed(),
+        }
+    })
+}
