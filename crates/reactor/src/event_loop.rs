@@ -589,7 +589,7 @@ impl Driver {
                     Timer::wake_local(wake);
                     continue;
                 }
-                Some(Timer::Task(task)) => task,
+                Some(Timer::Task(task)) => *task,
             };
             match task.job {
                 Job::Wake(_) => match task.claim() {

@@ -13,7 +13,7 @@
 //! thread) only raises the deadline in the shared state: the wheel takes it up when
 //! the old deadline's slot comes, and files the task again.
 
-use crate::sync::{AtomicU8, AtomicU64, AtomicUsize};
+use crate::sync::{AtomicU8, AtomicU64, AtomicUsize, fence};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
 use std::task::Waker;
@@ -88,12 +88,14 @@ impl ScheduledState {
     /// loop will see the new deadline before it runs the task; false if it already
     /// started, finished or was cancelled.
     ///
-    /// The SeqCst pair here and in [`ScheduledTask::claim`] orders the race with the
-    /// loop: either `claim` reads the raised deadline (and files the task again), or
-    /// this reads the status after `claim` changed it (and reports false).
+    /// A store-buffering handshake with [`ScheduledTask::claim`]: each side writes,
+    /// then a SeqCst fence, then reads what the other wrote. So either `claim` reads the
+    /// raised deadline (and files the task again), or this reads the status `claim`
+    /// set (and reports false); never both stale.
     pub(crate) fn postpone(&self, deadline: u64) -> bool {
-        self.deadline.fetch_max(deadline, SeqCst);
-        self.status.load(SeqCst) == PENDING
+        self.deadline.fetch_max(deadline, Relaxed);
+        fence(SeqCst);
+        self.status.load(Acquire) == PENDING
     }
 
     /// PENDING or STARTED -> DONE.
@@ -141,12 +143,14 @@ impl ScheduledTask {
         if self
             .state
             .status
-            .compare_exchange(PENDING, STARTED, SeqCst, Acquire)
+            .compare_exchange(PENDING, STARTED, AcqRel, Acquire)
             .is_err()
         {
             return Claim::Gone;
         }
-        let wanted = self.state.deadline.load(SeqCst);
+        // The other half of `postpone`'s handshake.
+        fence(SeqCst);
+        let wanted = self.state.deadline.load(Relaxed);
         if wanted > self.deadline {
             self.deadline = wanted;
             self.state.status.store(PENDING, Release);
@@ -187,13 +191,11 @@ impl WheelItem for ScheduledTask {
 /// to update the waker, move the deadline or cancel; an entry that is gone has fired.
 pub(crate) struct LocalWake {
     deadline: u64,
-    /// A later deadline set while filed, taken up when the old one comes.
-    wanted: u64,
     seq: u64,
-    waker: Option<Waker>,
+    waker: Waker,
 }
 
-/// Names a [`LocalWake`] in its loop's wheel: the slab key, and the sequence number
+/// Names a timer registered on its loop's thread: the slab key, and the sequence number
 /// that tells this timer from a later one given the same key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimerKey {
@@ -214,10 +216,12 @@ pub enum TimerRegistration {
     Shutdown,
 }
 
-/// What the wheel holds.
+/// What the wheel holds. A wheel entry is this plus two links and its place: 48
+/// bytes, so the rare task (a closure, or a timer from another thread) is boxed to keep
+/// the common local wake small.
 pub(crate) enum Timer {
     /// A scheduled task, or a timer registered from another thread.
-    Task(ScheduledTask),
+    Task(Box<ScheduledTask>),
     /// A timer registered on the loop's own thread.
     Wake(LocalWake),
 }
@@ -226,9 +230,7 @@ impl Timer {
     /// Fires a local wake (the entry has left the wheel, which is how its future sees
     /// that it fired).
     pub(crate) fn wake_local(wake: LocalWake) {
-        if let Some(w) = wake.waker {
-            w.wake();
-        }
+        wake.waker.wake();
     }
 }
 
@@ -252,10 +254,7 @@ impl WheelItem for Timer {
     fn refresh(&mut self) -> bool {
         match self {
             Timer::Task(t) => t.refresh(),
-            Timer::Wake(w) if w.wanted > w.deadline => {
-                w.deadline = w.wanted;
-                true
-            }
+            // Postponed in place (`TimerWheel::postpone`).
             Timer::Wake(_) => false,
         }
     }
@@ -293,19 +292,14 @@ impl ScheduledQueue {
             task.seq = self.next_seq();
         }
         let state = task.state.clone();
-        let key = self.wheel.insert(Timer::Task(task));
+        let key = self.wheel.insert(Timer::Task(Box::new(task)));
         state.key.store(key, Relaxed);
     }
 
     /// Registers a local timer that wakes `waker` at `deadline`.
     pub(crate) fn push_wake(&mut self, deadline: u64, waker: Waker) -> TimerKey {
         let seq = self.next_seq();
-        let key = self.wheel.insert(Timer::Wake(LocalWake {
-            deadline,
-            wanted: deadline,
-            seq,
-            waker: Some(waker),
-        }));
+        let key = self.wheel.insert(Timer::Wake(LocalWake { deadline, seq, waker }));
         TimerKey { key, seq }
     }
 
@@ -321,10 +315,10 @@ impl ScheduledQueue {
     /// caller to drop once the queue is no longer borrowed (a drop may run any code).
     pub(crate) fn poll_wake(&mut self, timer: TimerKey, waker: &Waker) -> Option<Option<Waker>> {
         let w = self.local_wake(timer)?;
-        match &w.waker {
-            Some(old) if old.will_wake(waker) => Some(None),
-            _ => Some(w.waker.replace(waker.clone())),
+        if w.waker.will_wake(waker) {
+            return Some(None);
         }
+        Some(Some(std::mem::replace(&mut w.waker, waker.clone())))
     }
 
     /// True while a local timer waits.
@@ -334,9 +328,16 @@ impl ScheduledQueue {
 
     /// Moves a waiting local timer's deadline later. False if it has fired.
     pub(crate) fn postpone_wake(&mut self, timer: TimerKey, deadline: u64) -> bool {
-        let Some(w) = self.local_wake(timer) else { return false };
-        w.wanted = w.wanted.max(deadline);
-        true
+        if self.local_wake(timer).is_none() {
+            return false;
+        }
+        self.wheel
+            .postpone(timer.key, |t| {
+                if let Timer::Wake(w) = t {
+                    w.deadline = w.deadline.max(deadline);
+                }
+            })
+            .is_some()
     }
 
     /// Removes a local timer and hands it back (to be dropped once the queue is no
@@ -371,7 +372,7 @@ impl ScheduledQueue {
             unreachable!("the entry under the key was just seen to be this task")
         };
         task.state.key.store(NOT_QUEUED, Relaxed);
-        Some(task)
+        Some(*task)
     }
 
     /// Removes everything (shutdown cancels all scheduled tasks; local timers are
@@ -397,7 +398,7 @@ mod tests {
 
     fn pop_task(q: &mut ScheduledQueue, now: u64) -> Option<ScheduledTask> {
         match q.pop_due(now)? {
-            Timer::Task(t) => Some(t),
+            Timer::Task(t) => Some(*t),
             Timer::Wake(_) => panic!("a local wake where a task was expected"),
         }
     }
@@ -412,6 +413,12 @@ mod tests {
         }
         let n = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         (Waker::from(Arc::new(Count(n.clone()))), n)
+    }
+
+    #[test]
+    fn a_wheel_entry_takes_48_bytes() {
+        assert_eq!(std::mem::size_of::<Timer>(), 32);
+        assert_eq!(crate::wheel::node_size::<Timer>(), 48);
     }
 
     #[test]

@@ -36,7 +36,9 @@ pub(crate) const LEVELS: usize = 6;
 /// Ticks spanned by the whole wheel; later ticks wait in the last slot of the top
 /// level's current block and are filed again from there.
 const RANGE: u64 = 1 << (LEVEL_BITS as usize * LEVELS);
-const NIL: usize = usize::MAX;
+/// The end of a slot's list. Links are 32 bits: a wheel holds fewer than 4 billion
+/// entries, and the saved bytes are a tenth of a pending timer's memory.
+const NIL: u32 = u32::MAX;
 
 /// What the wheel stores: something with a deadline and a tie-breaking sequence number.
 pub(crate) trait WheelItem {
@@ -60,8 +62,8 @@ enum Place {
 
 struct Node<T> {
     item: T,
-    prev: usize,
-    next: usize,
+    prev: u32,
+    next: u32,
     place: Place,
 }
 
@@ -69,7 +71,7 @@ struct Node<T> {
 struct Level {
     /// Bit `s` is set when slot `s` holds at least one entry.
     occupied: u64,
-    heads: [usize; SLOTS],
+    heads: [u32; SLOTS],
 }
 
 impl Default for Level {
@@ -124,6 +126,22 @@ impl<T: WheelItem> TimerWheel<T> {
     /// [`WheelItem::refresh`] for that).
     pub(crate) fn get_mut(&mut self, key: usize) -> Option<&mut T> {
         self.nodes.get_mut(key).map(|n| &mut n.item)
+    }
+
+    /// Lets `later` move the entry under `key` to a later deadline (never an earlier
+    /// one). An entry waiting in its slot stays there and is filed anew when the slot
+    /// comes; an entry already due is filed anew now.
+    pub(crate) fn postpone(&mut self, key: usize, later: impl FnOnce(&mut T)) -> Option<()> {
+        let node = self.nodes.get_mut(key)?;
+        let before = node.item.deadline();
+        later(&mut node.item);
+        debug_assert!(node.item.deadline() >= before, "postponed to an earlier deadline");
+        if node.place == Place::Due && node.item.deadline() != before {
+            // Its slot in `due` no longer matches its deadline, so it is stale from now on.
+            self.file(key);
+            self.trim_due();
+        }
+        Some(())
     }
 
     /// Files `item` and returns its key.
@@ -227,11 +245,12 @@ impl<T: WheelItem> TimerWheel<T> {
         };
         node.prev = NIL;
         node.next = head;
+        let link = link_of(key);
         if head != NIL {
-            self.nodes[head].prev = key;
+            self.nodes[head as usize].prev = link;
         }
         let lvl = &mut self.levels[level];
-        lvl.heads[slot] = key;
+        lvl.heads[slot] = link;
         lvl.occupied |= 1 << slot;
     }
 
@@ -243,10 +262,10 @@ impl<T: WheelItem> TimerWheel<T> {
         if prev == NIL {
             self.levels[level].heads[slot] = next;
         } else {
-            self.nodes[prev].next = next;
+            self.nodes[prev as usize].next = next;
         }
         if next != NIL {
-            self.nodes[next].prev = prev;
+            self.nodes[next as usize].prev = prev;
         }
         if self.levels[level].heads[slot] == NIL {
             self.levels[level].occupied &= !(1 << slot);
@@ -296,9 +315,9 @@ impl<T: WheelItem> TimerWheel<T> {
         let mut key = std::mem::replace(&mut self.levels[level].heads[slot], NIL);
         self.levels[level].occupied &= !(1 << slot);
         while key != NIL {
-            let next = self.nodes[key].next;
-            self.nodes[key].item.refresh();
-            self.file(key);
+            let next = self.nodes[key as usize].next;
+            self.nodes[key as usize].item.refresh();
+            self.file(key as usize);
             key = next;
         }
     }
@@ -316,7 +335,7 @@ impl<T: WheelItem> TimerWheel<T> {
                 );
                 let mut prev = NIL;
                 while key != NIL {
-                    let n = &self.nodes[key];
+                    let n = &self.nodes[key as usize];
                     assert_eq!(n.prev, prev);
                     assert_eq!(
                         n.place,
@@ -335,6 +354,26 @@ impl<T: WheelItem> TimerWheel<T> {
         let due = self.nodes.iter().filter(|(_, n)| n.place == Place::Due).count();
         assert_eq!(counted + due, self.nodes.len());
     }
+}
+
+/// The bytes one entry holding a `T` takes in the wheel's slab, which stores
+/// `enum Entry<T> { Vacant(usize), Occupied(T) }` (mirrored here, as it is private).
+#[cfg(test)]
+pub(crate) fn node_size<T>() -> usize {
+    #[allow(dead_code)]
+    enum SlabEntry<N> {
+        Vacant(usize),
+        Occupied(N),
+    }
+    std::mem::size_of::<SlabEntry<Node<T>>>()
+}
+
+/// A slab key as a list link.
+fn link_of(key: usize) -> u32 {
+    u32::try_from(key)
+        .ok()
+        .filter(|&k| k != NIL)
+        .expect("a timing wheel holds fewer than 4 billion entries")
 }
 
 /// The level at which a tick `placed` (not before `elapsed`, within the wheel's span of
