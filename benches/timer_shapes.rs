@@ -136,3 +136,48 @@ pub fn firing(rt: &rt::runtime::Runtime, n: usize, span: Duration) -> Lateness {
         }
     })
 }
+
+/// The floors of the shapes above: the same loops doing only what any runtime's timer
+/// must (the clock read that fixes a sleep's deadline, the boxed future of a runtime's
+/// `Sleep` size, a write per reset), with no timer at all. What a runtime measures
+/// above this is its timer's own cost.
+pub mod floor {
+    use super::*;
+
+    /// A future's box of `rt::time::Sleep`'s size.
+    type SleepSized = [u8; std::mem::size_of::<Sleep>()];
+
+    pub fn each(n: usize) -> Duration {
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            black_box(Instant::now() + FAR);
+        }
+        start.elapsed()
+    }
+
+    pub fn all_then_drop(n: usize) -> Duration {
+        let mut boxes: Vec<Box<(Instant, SleepSized)>> = Vec::with_capacity(n);
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            boxes.push(black_box(Box::new((Instant::now() + FAR, [0; std::mem::size_of::<Sleep>()]))));
+        }
+        boxes.drain(..).for_each(drop);
+        start.elapsed()
+    }
+
+    pub fn idle_timeouts_reset(conns: usize, resets: usize) -> Duration {
+        let mut timeouts: Vec<Box<(Instant, SleepSized)>> = Vec::with_capacity(conns);
+        let start = std::time::Instant::now();
+        for _ in 0..conns {
+            timeouts.push(black_box(Box::new((Instant::now() + IDLE, [0; std::mem::size_of::<Sleep>()]))));
+        }
+        for _ in 0..resets {
+            let deadline = Instant::now() + IDLE;
+            for t in &mut timeouts {
+                black_box(&mut **t).0 = deadline;
+            }
+        }
+        timeouts.drain(..).for_each(drop);
+        start.elapsed()
+    }
+}

@@ -5,6 +5,7 @@
 //! ```sh
 //! cargo run --release -p netloop-benches --example timers_report            # 7 rounds
 //! cargo run --release -p netloop-benches --example timers_report -- 3 fire  # 3, and the firing shape
+//! cargo run --release -p netloop-benches --example timers_report -- --only netloop 0   # for a profiler
 //! ```
 //!
 //! The first three shapes run inside a current-thread runtime's `block_on`, the
@@ -49,80 +50,119 @@ fn micros(nanos: u64) -> String {
     format!("{:.0} µs", nanos as f64 / 1e3)
 }
 
+/// One shape: its name, then netloop's run, tokio's, and the floor of each (the same
+/// loop with no timer, sized for that runtime's `Sleep`).
+struct Shape {
+    name: &'static str,
+    netloop: Box<dyn Fn() -> Duration>,
+    tokio: Box<dyn Fn() -> Duration>,
+    netloop_floor: Box<dyn Fn() -> Duration>,
+    tokio_floor: Box<dyn Fn() -> Duration>,
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let rounds: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(7);
-    let fire = args.iter().any(|a| a == "fire");
-
-    type Shape = (&'static str, Box<dyn Fn() -> Duration>, Box<dyn Fn() -> Duration>);
     let nl = std::rc::Rc::new(on_netloop::current_thread());
     let tk = std::rc::Rc::new(on_tokio::current_thread());
-    let shapes: Vec<Shape> = vec![
-        (
-            "1M one-hour sleeps, each created, polled once and dropped",
-            Box::new({
+    let shapes = [
+        Shape {
+            name: "1M one-hour sleeps, each created, polled once and dropped",
+            netloop: Box::new({
                 let rt = nl.clone();
                 move || on_netloop::sleep_poll_drop_each(&rt, PENDING)
             }),
-            Box::new({
+            tokio: Box::new({
                 let rt = tk.clone();
                 move || on_tokio::sleep_poll_drop_each(&rt, PENDING)
             }),
-        ),
-        (
-            "1M pending one-hour sleeps: all created and polled, then all dropped",
-            Box::new({
+            netloop_floor: Box::new(|| on_netloop::floor::each(PENDING)),
+            tokio_floor: Box::new(|| on_tokio::floor::each(PENDING)),
+        },
+        Shape {
+            name: "1M pending one-hour sleeps: all created and polled, then all dropped",
+            netloop: Box::new({
                 let rt = nl.clone();
                 move || on_netloop::sleep_poll_all_then_drop(&rt, PENDING)
             }),
-            Box::new({
+            tokio: Box::new({
                 let rt = tk.clone();
                 move || on_tokio::sleep_poll_all_then_drop(&rt, PENDING)
             }),
-        ),
-        (
-            "100k 60 s idle timeouts, each reset 10 times (and polled), then dropped",
-            Box::new({
+            netloop_floor: Box::new(|| on_netloop::floor::all_then_drop(PENDING)),
+            tokio_floor: Box::new(|| on_tokio::floor::all_then_drop(PENDING)),
+        },
+        Shape {
+            name: "100k 60 s idle timeouts, each reset 10 times (and polled), then dropped",
+            netloop: Box::new({
                 let rt = nl.clone();
                 move || on_netloop::idle_timeouts_reset(&rt, CONNS, RESETS)
             }),
-            Box::new({
+            tokio: Box::new({
                 let rt = tk.clone();
                 move || on_tokio::idle_timeouts_reset(&rt, CONNS, RESETS)
             }),
-        ),
+            netloop_floor: Box::new(|| on_netloop::floor::idle_timeouts_reset(CONNS, RESETS)),
+            tokio_floor: Box::new(|| on_tokio::floor::idle_timeouts_reset(CONNS, RESETS)),
+        },
     ];
 
-    // One warm-up round, then `rounds` timed ones, netloop and tokio alternating.
-    let mut times: Vec<(Vec<Duration>, Vec<Duration>)> = vec![(vec![], vec![]); shapes.len()];
+    // `--only RUNTIME SHAPE [N]`: one runtime's shape N times back to back, for a profiler.
+    if args.first().map(String::as_str) == Some("--only") {
+        let runtime = args.get(1).map(String::as_str).unwrap_or("netloop");
+        let index: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(0);
+        let times: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(20);
+        let shape = shapes.get(index).expect("a shape index: 0, 1 or 2");
+        let run = if runtime == "tokio" {
+            &shape.tokio
+        } else {
+            &shape.netloop
+        };
+        let took: Vec<Duration> = (0..times).map(|_| run()).collect();
+        println!("{runtime}, {}: median {}", shape.name, ms(median(took)));
+        return;
+    }
+    let rounds: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(7);
+    let fire = args.iter().any(|a| a == "fire");
+
+    // One warm-up round, then `rounds` timed ones, the runtimes alternating.
+    let mut times: Vec<[Vec<Duration>; 4]> = (0..shapes.len()).map(|_| Default::default()).collect();
     for round in 0..=rounds {
-        for (i, (_, netloop, tokio)) in shapes.iter().enumerate() {
-            let (a, b) = if round % 2 == 0 {
-                let a = netloop();
-                (a, tokio())
-            } else {
-                let b = tokio();
-                (netloop(), b)
-            };
-            if round > 0 {
-                times[i].0.push(a);
-                times[i].1.push(b);
+        for (i, shape) in shapes.iter().enumerate() {
+            let runs = [&shape.netloop, &shape.tokio, &shape.netloop_floor, &shape.tokio_floor];
+            let order: [usize; 4] = if round % 2 == 0 { [0, 1, 2, 3] } else { [1, 0, 3, 2] };
+            for k in order {
+                let took = runs[k]();
+                if round > 0 {
+                    times[i][k].push(took);
+                }
             }
         }
     }
     println!(
         "Median of {rounds} rounds after one warm-up, runtimes interleaved, each inside a \
-         current-thread runtime's block_on; ratio = netloop time / tokio time.\n"
+         current-thread runtime's block_on; ratio = netloop time / tokio time. The floor \
+         is the same loop with no timer (the clock read fixing each deadline, a box of \
+         the runtime's Sleep size, a write per reset); \"above floor\" is the timer's own \
+         cost.\n"
     );
-    println!("| shape | netloop | tokio | netloop/tokio |");
-    println!("|---|---|---|---|");
-    for ((name, _, _), (a, b)) in shapes.iter().zip(times) {
-        let (a, b) = (median(a), median(b));
+    println!(
+        "| shape | netloop | tokio | netloop/tokio | floor, netloop / tokio | above floor, netloop / tokio | ratio above floor |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (shape, t) in shapes.iter().zip(times) {
+        let [a, b, fa, fb] = t.map(median);
+        let (above_a, above_b) = (a.saturating_sub(fa), b.saturating_sub(fb));
         println!(
-            "| {name} | {} | {} | {:.2} |",
+            "| {} | {} | {} | {:.2} | {} / {} | {} / {} | {:.2} |",
+            shape.name,
             ms(a),
             ms(b),
-            a.as_secs_f64() / b.as_secs_f64()
+            a.as_secs_f64() / b.as_secs_f64(),
+            ms(fa),
+            ms(fb),
+            ms(above_a),
+            ms(above_b),
+            above_a.as_secs_f64() / above_b.as_secs_f64()
         );
     }
 

@@ -46,9 +46,11 @@ struct Registered {
 
 /// Where a polled `Sleep`'s timer lives.
 enum Registration {
-    /// Polled on its own loop: an entry of that loop's wheel, which holds the waker
-    /// itself; nothing is shared with other threads.
-    Local(TimerKey),
+    /// Polled on its own loop: an entry of that loop's wheel, filed for the deadline
+    /// given, which holds the waker itself; nothing is shared with other threads. A
+    /// later deadline set by `reset` is only recorded in the `Sleep`: when the entry
+    /// fires, the sleep files a new one for the rest (Netty's idle handlers work so).
+    Local(TimerKey, Instant),
     /// Polled elsewhere: a wake scheduled through the loop's inbox.
     Shared(Registered),
 }
@@ -159,7 +161,9 @@ impl Sleep {
         self.elapsed
             || match &self.registered {
                 Some(Registration::Shared(r)) => r.fire.fired.load(Acquire),
-                Some(Registration::Local(key)) => self.event_loop.is_timer_pending(*key) == Some(false),
+                Some(Registration::Local(key, filed)) => {
+                    *filed >= self.deadline && self.event_loop.is_timer_pending(*key) == Some(false)
+                }
                 None => false,
             }
     }
@@ -167,17 +171,17 @@ impl Sleep {
     /// Moves the deadline, making the sleep pending again if it had completed.
     ///
     /// Moving a registered timer's deadline later (an idle timeout pushed back on each
-    /// request) touches no queue and allocates nothing: the loop files the timer anew
-    /// when the old deadline comes. Moving it earlier cancels the timer and registers
-    /// a new one at the next poll.
+    /// request) touches no queue and allocates nothing: on its own loop it only records
+    /// the deadline here, and when the old one comes the sleep files its timer anew
+    /// (one extra wake of the task per old deadline); from another thread the loop
+    /// files it anew. Moving it earlier cancels the timer and registers a new one at
+    /// the next poll.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let this = self.get_mut();
         this.elapsed = false;
         if deadline >= this.deadline {
             let postponed = match &this.registered {
-                Some(Registration::Local(key)) => {
-                    this.event_loop.postpone_timer(*key, deadline.into_std()) == Some(true)
-                }
+                Some(Registration::Local(..)) => true,
                 Some(Registration::Shared(r)) => !r.fire.fired.load(Acquire) && r.entry.postpone(deadline.into_std()),
                 None => false,
             };
@@ -194,7 +198,7 @@ impl Sleep {
 
     fn cancel(&mut self) {
         match self.registered.take() {
-            Some(Registration::Local(key)) => self.event_loop.cancel_timer(key),
+            Some(Registration::Local(key, _)) => self.event_loop.cancel_timer(key),
             Some(Registration::Shared(r)) => {
                 r.entry.cancel();
             }
@@ -207,6 +211,20 @@ impl Sleep {
         self.registered = None;
         self.elapsed = true;
         Poll::Ready(())
+    }
+
+    /// Registers on the loop's own thread (the wheel entry holds the waker), or, off
+    /// that thread, through [`register_shared`](Self::register_shared).
+    fn register_local(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match self.event_loop.register_timer(self.deadline.into_std(), cx.waker()) {
+            TimerRegistration::Filed(key) => {
+                self.registered = Some(Registration::Local(key, self.deadline));
+                Poll::Pending
+            }
+            TimerRegistration::Due => self.complete(),
+            TimerRegistration::Shutdown => panic!("{RUNTIME_SHUTTING_DOWN}"),
+            TimerRegistration::NotOnLoop => self.register_shared(cx),
+        }
     }
 
     /// Registers from another thread than the loop's (or after the local registration
@@ -268,13 +286,18 @@ impl Future for Sleep {
         }
         let coop = std::task::ready!(netloop_reactor::coop::poll_proceed(cx));
         let polled = match &this.registered {
-            Some(Registration::Local(key)) => match this.event_loop.poll_timer(*key, cx.waker()) {
+            &Some(Registration::Local(key, filed)) => match this.event_loop.poll_timer(key, cx.waker()) {
+                Some(Poll::Pending) => Poll::Pending,
                 // Gone from the wheel: fired, unless a shutdown drained the wheel.
                 Some(Poll::Ready(())) if this.event_loop.is_shutdown() && Instant::now() < this.deadline => {
                     panic!("{RUNTIME_SHUTTING_DOWN}")
                 }
+                // Fired for a deadline that `reset` has since moved: file the rest.
+                Some(Poll::Ready(())) if filed < this.deadline => {
+                    this.registered = None;
+                    this.register_local(cx)
+                }
                 Some(Poll::Ready(())) => this.complete(),
-                Some(Poll::Pending) => Poll::Pending,
                 // Polled away from its loop: move the timer to the shared path.
                 None => {
                     this.cancel();
@@ -283,15 +306,7 @@ impl Future for Sleep {
             },
             Some(Registration::Shared(_)) => this.poll_shared(cx),
             None if this.passed => this.complete(),
-            None => match this.event_loop.register_timer(this.deadline.into_std(), cx.waker()) {
-                TimerRegistration::Filed(key) => {
-                    this.registered = Some(Registration::Local(key));
-                    Poll::Pending
-                }
-                TimerRegistration::Due => this.complete(),
-                TimerRegistration::Shutdown => panic!("{RUNTIME_SHUTTING_DOWN}"),
-                TimerRegistration::NotOnLoop => this.register_shared(cx),
-            },
+            None => this.register_local(cx),
         };
         if polled.is_ready() {
             coop.made_progress();
