@@ -4,7 +4,7 @@
 //!
 //! A runtime is a group of event loops, each pinned to one thread for life. Every loop
 //! repeats *select → process I/O → run tasks*, with a lock-free inbox for other
-//! threads, a local run queue for its own, a timer heap, and wakeup suppression (a
+//! threads, a local run queue for its own, a timing wheel, and wakeup suppression (a
 //! producer writes the eventfd only when the loop is blocked, and only the first one
 //! to notice). A task stays on the loop it was spawned on: no work stealing, cheap
 //! same-thread wakes, and `!Send` futures anywhere on a loop.

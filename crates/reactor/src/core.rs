@@ -91,7 +91,7 @@ impl Local {
         }
     }
 
-    /// A scheduled task submitted on the loop's own thread: straight into the heap,
+    /// A scheduled task submitted on the loop's own thread: straight into the wheel,
     /// with no box (timers such as `sleep` come this way).
     pub(crate) fn push_scheduled(&self, task: ScheduledTask) -> Result<(), RejectedExecution> {
         if self.state.get() >= LoopState::Shutdown {
@@ -110,8 +110,8 @@ impl Local {
         Ok(())
     }
 
-    /// Puts a task where its kind belongs: a schedule into the heap, a cancel applied to
-    /// the heap now, a tail task into the tail queue, anything else at the back of the
+    /// Puts a task where its kind belongs: a schedule into the wheel, a cancel applied to
+    /// the wheel now, a tail task into the tail queue, anything else at the back of the
     /// run queue.
     pub(crate) fn enqueue(&self, task: Task) {
         match task {
@@ -209,7 +209,7 @@ impl Local {
         peek(&self.tail, Vec::len)
     }
 
-    /// Scheduled tasks in the heap (cancelled ones not yet removed included).
+    /// Timers in the wheel (cancelled ones not yet removed included).
     #[inline]
     pub(crate) fn scheduled_len(&self) -> usize {
         peek(&self.scheduled, ScheduledQueue::len)

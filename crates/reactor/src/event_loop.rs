@@ -309,7 +309,7 @@ impl Driver {
     /// [`LoopMetrics::busy`]), read as the loop goes idle and as it wakes. The precise
     /// clock is read only where a result depends on it: before a select whose timeout
     /// comes from a timer, a shutdown period or a `run_once` cap; when timers are
-    /// waiting in the heap; and around I/O when the I/O ratio may need the time I/O
+    /// waiting in the wheel; and around I/O when the I/O ratio may need the time I/O
     /// took (64 tasks or more could be ready). An iteration woken by I/O with no timers and few tasks reads no precise
     /// clock at all.
     ///
@@ -562,7 +562,7 @@ impl Driver {
         (io_events, wakeups)
     }
 
-    /// Moves the inbox's current contents into the run queue, applying heap and tail
+    /// Moves the inbox's current contents into the run queue, applying wheel and tail
     /// messages on the way. Bounded by the length seen at the start, so a fast producer
     /// cannot keep the loop here.
     fn fetch_from_inbox(&mut self, core: &Core) {
@@ -637,7 +637,7 @@ impl Driver {
                 None => break,
             }
             ran += 1;
-            if ran % CLOCK_CHECK_INTERVAL == 0 && task_time_is_up(start, budget) {
+            if ran.is_multiple_of(CLOCK_CHECK_INTERVAL) && task_time_is_up(start, budget) {
                 break;
             }
         }

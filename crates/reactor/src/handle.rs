@@ -190,7 +190,8 @@ impl EventLoopHandle {
     }
 
     /// Wakes `waker` at `deadline`: the primitive under timers such as `sleep`.
-    /// Cheaper than a closure: the loop wakes it straight from the heap.
+    /// Cheaper than a closure: the loop wakes it straight from the wheel. On the
+    /// loop's own thread, [`register_timer`](Self::register_timer) is cheaper still.
     pub fn schedule_wake(&self, deadline: Instant, waker: Waker) -> Result<ScheduledHandle, RejectedExecution> {
         self.submit_scheduled(clock::from_instant(deadline), Job::Wake(waker))
     }
@@ -467,8 +468,8 @@ impl std::fmt::Debug for ScheduledHandle {
 impl ScheduledHandle {
     /// Cancels the task if it has not started (for periodic tasks: stops further
     /// runs). True if this call cancelled it; false if it already ran, is running (a
-    /// one-shot task cannot be cancelled once started), or was cancelled before. On the loop's thread the task leaves the heap at
-    /// once (O(log n)); from another thread it is marked cancelled at once and removed
+    /// one-shot task cannot be cancelled once started), or was cancelled before. On the
+    /// loop's thread the task leaves the wheel at once (O(1)); from another thread it is marked cancelled at once and removed
     /// at the loop's next iteration, without waking it.
     pub fn cancel(&self) -> bool {
         if !self.state.try_cancel() {

@@ -59,7 +59,7 @@
 //!
 //! | spec section | module |
 //! |---|---|
-//! | 2. state and queues | [`LoopState`], `core.rs` (local queue, heap, tail), `inbox.rs` |
+//! | 2. state and queues | [`LoopState`], `core.rs` (local queue, timing wheel, tail), `inbox.rs` |
 //! | 3. the run loop | `event_loop.rs`: `iteration`, `process_io`, `run_all_tasks`, `run_tail_tasks` |
 //! | 4. wakeups | `wakeup.rs` (`next_wakeup`), `shared.rs` (`wake`, `submit`) |
 //! | 5. graceful shutdown | `event_loop.rs`: `confirm_shutdown`, `finish`, `terminate`; `termination.rs` |

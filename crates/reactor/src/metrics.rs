@@ -52,7 +52,7 @@ pub struct LoopMetrics {
     pub idle_spins: u64,
     /// Spins that found work before they ended, each saving a producer's wakeup.
     pub idle_spins_found_work: u64,
-    /// Scheduled tasks in the heap.
+    /// Timers in the wheel: scheduled tasks and pending sleeps.
     pub scheduled_tasks: usize,
     /// Live I/O registrations.
     pub registrations: usize,

@@ -22,7 +22,7 @@ pub(crate) enum Next {
     Runnable(LoopRunnable),
     /// Any other task.
     Other(Task),
-    /// A scheduled task whose deadline has come (moved here from the heap).
+    /// A scheduled task whose deadline has come (moved here from the wheel).
     Due(ScheduledTask),
 }
 

@@ -503,7 +503,7 @@ mod tests {
     }
 
     #[test]
-    fn remove_any_element_keeps_the_heap_valid() {
+    fn remove_any_element_keeps_the_rest_in_order() {
         // Deterministic pseudo-random deadlines and removal order.
         let mut x: u64 = 0x2545F4914F6CDD1D;
         let mut rnd = move || {

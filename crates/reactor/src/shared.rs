@@ -167,7 +167,7 @@ impl Shared {
     }
 
     /// [`submit`](Self::submit) for a scheduled task due at `deadline`. On the loop's
-    /// thread (every `sleep` registers this way) it goes into the heap as it is; only
+    /// thread it goes into the wheel; only
     /// from another thread is it boxed into an inbox message.
     pub(crate) fn submit_scheduled(&self, task: ScheduledTask, deadline: u64) -> Result<(), RejectedExecution> {
         match context::on_own_core(self, task, |core, task| core.local.push_scheduled(task)) {

@@ -19,9 +19,9 @@ pub(crate) enum Task {
     Runnable(LoopRunnable),
     /// A closure from `execute`.
     Closure(Box<dyn FnOnce() + Send + 'static>),
-    /// Another thread's `schedule`: insert into the heap.
+    /// Another thread's `schedule`: insert into the wheel.
     Schedule(Box<ScheduledTask>),
-    /// Another thread's `cancel`: remove from the heap now rather than at the deadline.
+    /// Another thread's `cancel`: remove from the wheel now rather than at the deadline.
     CancelScheduled(Arc<ScheduledState>),
     /// Another thread's drop of a future whose timer is registered locally (`sleep`
     /// polled on the loop, then moved and dropped elsewhere): remove it now.

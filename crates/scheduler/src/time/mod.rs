@@ -1,8 +1,10 @@
-//! Time, with tokio's `time` API, on each loop's scheduled-task heap.
+//! Time, with tokio's `time` API, on each loop's timing wheel.
 //!
-//! A timer is an entry in the heap of the event loop that created it; the loop wakes
-//! it straight from the heap when it is due (no closure, no extra task). Timers never
-//! fire early: the loop rounds its poll timeout up and re-checks the clock.
+//! A timer is an entry in the wheel of the event loop that created it; the loop wakes
+//! it straight from the wheel when it is due (no closure, no extra task). Polled on its
+//! own loop, as a task's timer is, the entry holds the task's waker and nothing else is
+//! allocated or shared. Timers never fire early: the loop rounds its poll timeout up and
+//! re-checks the clock.
 
 mod instant;
 mod interval;
