@@ -208,3 +208,59 @@ fn a_scheduled_closure_can_be_postponed_until_it_runs() {
         assert!(handle.is_done());
     });
 }
+
+#[test]
+fn a_sleep_never_completes_early_while_its_loop_shuts_down() {
+    test_body(|| {
+        let rt = single_loop();
+        let (go_tx, go_rx) = tokio::sync::oneshot::channel::<()>();
+        let (tx, rx) = mpsc::channel();
+        rt.spawn(async move {
+            let mut sleep = Box::pin(time::sleep(Duration::from_secs(3600)));
+            assert!(poll_once(&mut sleep).is_pending(), "registered on its loop");
+            go_rx.await.expect("the test sends");
+            // The loop is shutting down gracefully and has dropped its timers unfired.
+            let polled = poll_once(&mut sleep);
+            tx.send((polled.is_ready(), sleep.is_elapsed()))
+                .expect("the test waits");
+        });
+        assert_eq!(timers_waiting(&rt, 1), 1);
+        let group = rt.handle().event_loops();
+        group
+            .shutdown_gracefully(Duration::from_secs(2), Duration::from_secs(5))
+            .expect("valid shutdown periods");
+        // A task run after the request: its iteration ends by dropping the loop's timers
+        // (Netty's confirmShutdown), so the sleep's task, woken after, finds it gone.
+        let (ran_tx, ran_rx) = mpsc::channel();
+        let l = group.get(0).expect("one loop");
+        l.execute(move || ran_tx.send(()).expect("the test waits"))
+            .expect("a shutting-down loop still runs tasks");
+        ran_rx.recv_timeout(WAIT).expect("the loop ran the task");
+        assert!(l.is_shutting_down() && !l.is_shutdown(), "within the quiet period");
+        go_tx.send(()).expect("the task waits");
+        let (ready, elapsed) = rx.recv_timeout(WAIT).expect("the task polled its sleep");
+        assert!(
+            !ready && !elapsed,
+            "a sleep an hour away completed during the quiet period"
+        );
+    });
+}
+
+#[test]
+fn is_elapsed_after_a_reset_sees_the_moved_deadline_pass_without_a_poll() {
+    test_body(|| {
+        let rt = current();
+        rt.block_on(async {
+            time::pause();
+            let start = Instant::now();
+            let mut sleep = Box::pin(time::sleep(10 * MS));
+            assert!(poll_once(&mut sleep).is_pending());
+            sleep.as_mut().reset(start + 20 * MS);
+            time::advance(15 * MS).await;
+            assert!(!sleep.is_elapsed(), "only the old deadline passed");
+            time::advance(35 * MS).await;
+            assert!(sleep.is_elapsed(), "the moved deadline passed too");
+            assert!(poll_once(&mut sleep).is_ready());
+        });
+    });
+}

@@ -97,8 +97,15 @@ impl Local {
         if self.state.get() >= LoopState::Shutdown {
             return Err(RejectedExecution::new(RejectReason::Shutdown, None));
         }
-        self.scheduled.borrow_mut().push(task);
+        self.push_timer(task);
         Ok(())
+    }
+
+    /// Files a scheduled task in the wheel; one cancelled on its way is dropped after
+    /// the wheel's borrow ends (its drop may run code that touches the wheel again).
+    pub(crate) fn push_timer(&self, task: ScheduledTask) {
+        let rejected = self.scheduled.borrow_mut().push(task);
+        drop(rejected);
     }
 
     /// A new submission made on the loop's own thread.
@@ -115,7 +122,7 @@ impl Local {
     /// run queue.
     pub(crate) fn enqueue(&self, task: Task) {
         match task {
-            Task::Schedule(t) => self.scheduled.borrow_mut().push(*t),
+            Task::Schedule(t) => self.push_timer(*t),
             // What leaves the wheel is dropped after its borrow ends: a drop may run
             // code that touches the wheel again (a future holding a timer).
             Task::CancelScheduled(state) => {

@@ -586,7 +586,7 @@ impl Driver {
                 None => break,
                 // The wake may run a waker's code: the wheel's borrow has ended.
                 Some(Timer::Wake(wake)) => {
-                    Timer::wake_local(wake);
+                    wake.fire();
                     continue;
                 }
                 Some(Timer::Task(task)) => *task,
@@ -598,7 +598,7 @@ impl Driver {
                         let Job::Wake(waker) = task.job else { unreachable!() };
                         waker.wake();
                     }
-                    Claim::Later => core.local.scheduled.borrow_mut().push(task),
+                    Claim::Later => core.local.push_timer(task),
                     Claim::Gone => {}
                 },
                 job => {
@@ -681,9 +681,15 @@ impl Driver {
                     run_caught("scheduled task", f);
                     task.state.set_done();
                 }
-                Claim::Later => core.local.scheduled.borrow_mut().push(task),
+                Claim::Later => core.local.push_timer(task),
                 Claim::Gone => {}
             }
+            return;
+        }
+        // A periodic task is never started (it stays pending across runs), so a
+        // postpone that landed since the wheel let it go is taken up here.
+        if task.postponed() {
+            core.local.push_timer(task);
             return;
         }
         let next = match &mut task.job {
@@ -700,7 +706,7 @@ impl Driver {
         match next {
             Some(deadline) => {
                 task.reschedule(deadline.min(clock::MAX_DEADLINE));
-                core.local.scheduled.borrow_mut().push(task);
+                core.local.push_timer(task);
             }
             // A periodic task that panicked is cancelled.
             None => {

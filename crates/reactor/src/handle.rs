@@ -5,7 +5,7 @@ use std::io;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
-use std::task::{Poll, Waker};
+use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use crate::loop_task::Task as AsyncTask;
@@ -19,7 +19,7 @@ use crate::error::{
 };
 use crate::io::{Interest, PollEvented};
 use crate::metrics::LoopMetrics;
-use crate::scheduled::{Job, ScheduledState, ScheduledTask, TimerKey, TimerRegistration};
+use crate::scheduled::{Job, ScheduledState, ScheduledTask, TimerKey, TimerRegistration, TimerState};
 use crate::shared::{Shared, ShutdownParams, Wake};
 use crate::spawn;
 use crate::tail::{TailTask, TailTaskHandle};
@@ -198,11 +198,14 @@ impl EventLoopHandle {
 
     /// Registers a timer that wakes `waker` at `deadline`, if called on the loop's own
     /// thread. The timer lives only in the loop's timing wheel and is shared with no
-    /// other thread, so registering it, polling it ([`poll_timer`](Self::poll_timer)),
-    /// moving it later ([`postpone_timer`](Self::postpone_timer)) and cancelling it
-    /// allocate nothing and take no lock and no atomic operation. This is how `sleep`
-    /// registers when it is polled on its own loop; elsewhere it uses
-    /// [`schedule_wake`](Self::schedule_wake).
+    /// other thread: registering, polling ([`poll_timer`](Self::poll_timer)) and
+    /// cancelling it allocate nothing and take no lock, and the clone of `waker` is the
+    /// only other cost. This is how `sleep` registers when it is polled on its own loop;
+    /// elsewhere it uses [`schedule_wake`](Self::schedule_wake).
+    ///
+    /// While the loop shuts down gracefully, its timers are dropped at each iteration
+    /// unfired (Netty cancels scheduled tasks so); once it has shut down, nothing is
+    /// registered.
     pub fn register_timer(&self, deadline: Instant, waker: &Waker) -> TimerRegistration {
         let deadline = clock::from_instant(deadline);
         context::with_own_core(&self.shared, |core| {
@@ -212,53 +215,73 @@ impl EventLoopHandle {
             if deadline <= core.local.timer_now.get() {
                 return TimerRegistration::Due;
             }
-            let key = core.local.scheduled.borrow_mut().push_wake(deadline, waker.clone());
+            // Cloned before the wheel is borrowed: a clone may run any code.
+            let waker = waker.clone();
+            let key = core.local.scheduled.borrow_mut().push_wake(deadline, waker);
             TimerRegistration::Filed(key)
         })
         .unwrap_or(TimerRegistration::NotOnLoop)
     }
 
-    /// Polls a timer from [`register_timer`](Self::register_timer): `Ready` once it
-    /// has fired, else `Pending` with `waker` as the one it will wake. `None` off the
-    /// loop's thread (cancel it and register another way).
-    pub fn poll_timer(&self, timer: TimerKey, waker: &Waker) -> Option<Poll<()>> {
+    /// Polls a timer from [`register_timer`](Self::register_timer), registered for
+    /// `registered_for`: whether it still waits (with `waker` now the one it will wake),
+    /// has fired, or was dropped unfired by a shutdown. `None` off the loop's thread
+    /// (cancel it and register another way).
+    pub fn poll_timer(&self, timer: TimerKey, registered_for: Instant, waker: &Waker) -> Option<TimerState> {
         context::with_own_core(&self.shared, |core| {
-            let waiting = core.local.scheduled.borrow_mut().poll_wake(timer, waker);
-            match waiting {
-                // The replaced waker is dropped here, after the wheel's borrow.
-                Some(_replaced) => Poll::Pending,
-                None => Poll::Ready(()),
+            let wakes = core.local.scheduled.borrow_mut().wakes(timer, waker);
+            match wakes {
+                None => gone(core, registered_for),
+                Some(true) => TimerState::Waiting,
+                Some(false) => {
+                    // Cloned, and the old waker dropped, outside the wheel's borrow.
+                    let new = waker.clone();
+                    let swapped = core.local.scheduled.borrow_mut().set_waker(timer, new);
+                    match swapped {
+                        Ok(old) => {
+                            drop(old);
+                            TimerState::Waiting
+                        }
+                        Err(unused) => {
+                            drop(unused);
+                            gone(core, registered_for)
+                        }
+                    }
+                }
             }
         })
     }
 
-    /// Moves a timer from [`register_timer`](Self::register_timer) later, to
-    /// `deadline`: the wheel files it anew when the old deadline comes. `Some(false)`
-    /// if it has fired; `None` off the loop's thread. An earlier deadline is ignored.
-    pub fn postpone_timer(&self, timer: TimerKey, deadline: Instant) -> Option<bool> {
-        let deadline = clock::from_instant(deadline);
+    /// What became of a timer from [`register_timer`](Self::register_timer), registered
+    /// for `registered_for`, without polling it; `None` off the loop's thread.
+    pub fn timer_state(&self, timer: TimerKey, registered_for: Instant) -> Option<TimerState> {
         context::with_own_core(&self.shared, |core| {
-            core.local.scheduled.borrow_mut().postpone_wake(timer, deadline)
+            let waiting = core.local.scheduled.borrow_mut().is_waiting(timer);
+            if waiting {
+                TimerState::Waiting
+            } else {
+                gone(core, registered_for)
+            }
         })
-    }
-
-    /// True while a timer from [`register_timer`](Self::register_timer) waits; `None`
-    /// off the loop's thread.
-    pub fn is_timer_pending(&self, timer: TimerKey) -> Option<bool> {
-        context::with_own_core(&self.shared, |core| core.local.scheduled.borrow_mut().is_waiting(timer))
     }
 
     /// Cancels a timer from [`register_timer`](Self::register_timer), from any thread:
     /// at once on the loop's thread, otherwise at the loop's next iteration (without
     /// waking it). Nothing happens if it has fired.
     pub fn cancel_timer(&self, timer: TimerKey) {
-        let done = context::with_own_core(&self.shared, |core| {
-            let removed = core.local.scheduled.borrow_mut().remove_wake(timer);
-            drop(removed);
+        let done = context::with_own_core(&self.shared, |core| match core.local.scheduled.try_borrow_mut() {
+            Ok(mut wheel) => {
+                let removed = wheel.remove_wake(timer);
+                // Dropped after the borrow: a drop may run any code.
+                drop(wheel);
+                drop(removed);
+                true
+            }
+            Err(_) => false,
         });
-        if done.is_none() {
-            // A full or closed inbox: the entry stays until it fires, which wakes
-            // nothing that is still waiting.
+        if done != Some(true) {
+            // Fails only once the inbox has closed: the loop has ended, and its wheel
+            // with it.
             let _ = self.shared.inbox.push(Task::CancelTimer(Box::new(timer)));
         }
     }
@@ -449,6 +472,16 @@ impl EventLoopHandle {
     }
 }
 
+/// A local timer whose entry has left the wheel fired if its deadline is at or before
+/// the timer clock the loop last fired timers with; otherwise a shutdown dropped it.
+fn gone(core: &crate::core::Core, registered_for: Instant) -> TimerState {
+    if clock::from_instant(registered_for) <= core.local.timer_now.get() {
+        TimerState::Fired
+    } else {
+        TimerState::Dropped
+    }
+}
+
 /// Cancels a scheduled task and reports what became of it (Netty's `ScheduledFuture`).
 #[derive(Clone)]
 pub struct ScheduledHandle {
@@ -494,8 +527,8 @@ impl ScheduledHandle {
     /// Moves the task's deadline later, to `deadline`, without touching the loop: one
     /// atomic operation, from any thread, with nothing allocated or queued. The loop
     /// takes the new deadline up when the old one comes and files the task again; for
-    /// a periodic task it moves the next run. This is what makes an idle timeout that is
-    /// pushed back on every request cheap.
+    /// a periodic task it moves the next run that has not started. This is what makes an
+    /// idle timeout pushed back on every request cheap from any thread.
     ///
     /// Returns false if the task already started, finished or was cancelled (schedule
     /// a new one), and does nothing for a deadline earlier than the current one (cancel

@@ -111,7 +111,7 @@ pub use event_loop::EventLoop;
 pub use handle::{EventLoopHandle, ScheduledHandle};
 pub use loop_task::{AbortHandle, FallibleTask, Task};
 pub use metrics::LoopMetrics;
-pub use scheduled::{TimerKey, TimerRegistration};
+pub use scheduled::{TimerKey, TimerRegistration, TimerState};
 pub use tail::TailTaskHandle;
 pub use termination::TerminationFuture;
 

@@ -13,9 +13,9 @@
 //! thread) only raises the deadline in the shared state: the wheel takes it up when
 //! the old deadline's slot comes, and files the task again.
 
-use crate::sync::{AtomicU8, AtomicU64, AtomicUsize, fence};
+use crate::sync::{AtomicU64, AtomicUsize};
 use std::sync::Arc;
-use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 use std::task::Waker;
 
 use crate::wheel::{TimerWheel, WheelItem};
@@ -39,22 +39,40 @@ pub(crate) enum Job {
     Wake(Waker),
 }
 
-const PENDING: u8 = 0;
-const DONE: u8 = 1;
-const CANCELLED: u8 = 2;
+const PENDING: u64 = 0;
+const DONE: u64 = 1;
+const CANCELLED: u64 = 2;
 /// A one-shot task that has started: too late to cancel (Netty `setUncancellable`).
-const STARTED: u8 = 3;
+const STARTED: u64 = 3;
+const STATUS_BITS: u32 = 2;
+const STATUS_MASK: u64 = (1 << STATUS_BITS) - 1;
+/// The latest deadline the state word holds: about 146 years after the process
+/// started. Later ones are stored as it; they are all "never" alike.
+const MAX_STATE_DEADLINE: u64 = u64::MAX >> STATUS_BITS;
 const NOT_QUEUED: usize = usize::MAX;
+
+fn pack(status: u64, deadline: u64) -> u64 {
+    (deadline.min(MAX_STATE_DEADLINE) << STATUS_BITS) | status
+}
+
+fn status_of(word: u64) -> u64 {
+    word & STATUS_MASK
+}
+
+fn deadline_of(word: u64) -> u64 {
+    word >> STATUS_BITS
+}
 
 /// The part of a scheduled task that its handle shares with the loop.
 #[derive(Debug)]
 pub(crate) struct ScheduledState {
-    status: AtomicU8,
+    /// The status in the low bits, and above them the latest deadline asked for: never
+    /// below the task's own, above it after a `postpone` until the loop takes it up.
+    /// One word, so that every transition (cancel, postpone, the loop's claim) is one
+    /// compare-exchange and none of them can see the others half done.
+    word: AtomicU64,
     /// Slab key while the task sits in the wheel; written by the loop thread only.
     key: AtomicUsize,
-    /// The latest deadline asked for: never below the task's own; above it after a
-    /// `postpone`, until the loop takes it up.
-    deadline: AtomicU64,
 }
 
 /// What the loop may do with a task whose deadline has come ([`ScheduledTask::claim`]).
@@ -71,51 +89,77 @@ pub(crate) enum Claim {
 impl ScheduledState {
     pub(crate) fn new(deadline: u64) -> Arc<Self> {
         Arc::new(ScheduledState {
-            status: AtomicU8::new(PENDING),
+            word: AtomicU64::new(pack(PENDING, deadline)),
             key: AtomicUsize::new(NOT_QUEUED),
-            deadline: AtomicU64::new(deadline),
         })
     }
 
-    /// PENDING -> CANCELLED. False if it already ran to completion or was cancelled.
+    /// Applies `f` to the word until it sticks; `f` returning `None` leaves it as is.
+    /// Returns the word `f` last saw.
+    fn update(&self, mut f: impl FnMut(u64) -> Option<u64>) -> Result<u64, u64> {
+        let mut word = self.word.load(Acquire);
+        loop {
+            let Some(new) = f(word) else { return Err(word) };
+            match self.word.compare_exchange_weak(word, new, AcqRel, Acquire) {
+                Ok(_) => return Ok(word),
+                Err(now) => word = now,
+            }
+        }
+    }
+
+    /// PENDING -> CANCELLED. False if it already started, ran or was cancelled.
     pub(crate) fn try_cancel(&self) -> bool {
-        self.status
-            .compare_exchange(PENDING, CANCELLED, AcqRel, Acquire)
+        self.update(|w| (status_of(w) == PENDING).then(|| pack(CANCELLED, deadline_of(w))))
             .is_ok()
     }
 
-    /// Raises the deadline to `deadline`. True if the task is still pending, so the
-    /// loop will see the new deadline before it runs the task; false if it already
+    /// Raises a pending task's deadline to `deadline`. True if the task is pending, so
+    /// the loop will see the new deadline before it starts the task; false if it has
     /// started, finished or was cancelled.
-    ///
-    /// A store-buffering handshake with [`ScheduledTask::claim`]: each side writes,
-    /// then a SeqCst fence, then reads what the other wrote. So either `claim` reads the
-    /// raised deadline (and files the task again), or this reads the status `claim`
-    /// set (and reports false); never both stale.
     pub(crate) fn postpone(&self, deadline: u64) -> bool {
-        self.deadline.fetch_max(deadline, Relaxed);
-        fence(SeqCst);
-        self.status.load(Acquire) == PENDING
+        let raised =
+            self.update(|w| (status_of(w) == PENDING && deadline > deadline_of(w)).then(|| pack(PENDING, deadline)));
+        match raised {
+            Ok(_) => true,
+            // Pending with a deadline as late already, or no longer pending.
+            Err(w) => status_of(w) == PENDING,
+        }
+    }
+
+    /// Raises the deadline without a condition on the status (a periodic task's next
+    /// run). Returns the latest deadline asked for.
+    fn raise(&self, deadline: u64) -> u64 {
+        match self.update(|w| (deadline > deadline_of(w)).then(|| pack(status_of(w), deadline))) {
+            Ok(_) => deadline.min(MAX_STATE_DEADLINE),
+            Err(w) => deadline_of(w),
+        }
+    }
+
+    /// The latest deadline asked for.
+    fn wanted(&self) -> u64 {
+        deadline_of(self.word.load(Relaxed))
     }
 
     /// PENDING or STARTED -> DONE.
     pub(crate) fn set_done(&self) {
-        let _ = self
-            .status
-            .fetch_update(AcqRel, Acquire, |s| matches!(s, PENDING | STARTED).then_some(DONE));
+        let _ = self.update(|w| matches!(status_of(w), PENDING | STARTED).then(|| pack(DONE, deadline_of(w))));
+    }
+
+    fn status(&self) -> u64 {
+        status_of(self.word.load(Acquire))
     }
 
     pub(crate) fn is_pending(&self) -> bool {
-        self.status.load(Acquire) == PENDING
+        self.status() == PENDING
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
-        self.status.load(Acquire) == CANCELLED
+        self.status() == CANCELLED
     }
 
     /// Ran to completion, or was cancelled.
     pub(crate) fn is_done(&self) -> bool {
-        matches!(self.status.load(Acquire), DONE | CANCELLED)
+        matches!(self.status(), DONE | CANCELLED)
     }
 }
 
@@ -138,31 +182,40 @@ impl ScheduledTask {
     }
 
     /// Claims a due task: PENDING -> STARTED, unless it was cancelled, or postponed
-    /// after the wheel last looked (then it goes back to PENDING with the new deadline).
+    /// after the wheel last looked (then it stays PENDING and takes the new deadline,
+    /// to be filed again). One compare-exchange decides, so a `cancel` or `postpone`
+    /// that reports success is never overtaken by a start.
     pub(crate) fn claim(&mut self) -> Claim {
-        if self
-            .state
-            .status
-            .compare_exchange(PENDING, STARTED, AcqRel, Acquire)
-            .is_err()
-        {
-            return Claim::Gone;
+        let mut later = None;
+        let claimed = self.state.update(|w| {
+            if status_of(w) != PENDING {
+                return None;
+            }
+            if deadline_of(w) > self.deadline {
+                later = Some(deadline_of(w));
+                return None;
+            }
+            Some(pack(STARTED, deadline_of(w)))
+        });
+        match (claimed, later) {
+            (Ok(_), _) => Claim::Run,
+            (Err(_), Some(deadline)) => {
+                self.deadline = deadline;
+                Claim::Later
+            }
+            (Err(_), None) => Claim::Gone,
         }
-        // The other half of `postpone`'s handshake.
-        fence(SeqCst);
-        let wanted = self.state.deadline.load(Relaxed);
-        if wanted > self.deadline {
-            self.deadline = wanted;
-            self.state.status.store(PENDING, Release);
-            return Claim::Later;
-        }
-        Claim::Run
     }
 
-    /// Moves a periodic task to its next deadline.
+    /// Takes up a deadline postponed past this one. True if it moved.
+    pub(crate) fn postponed(&mut self) -> bool {
+        self.refresh()
+    }
+
+    /// Moves a periodic task to its next deadline (later still if it was postponed
+    /// past it).
     pub(crate) fn reschedule(&mut self, deadline: u64) {
-        self.deadline = deadline;
-        self.state.deadline.fetch_max(deadline, Relaxed);
+        self.deadline = deadline.max(self.state.raise(deadline));
     }
 }
 
@@ -176,7 +229,7 @@ impl WheelItem for ScheduledTask {
     }
 
     fn refresh(&mut self) -> bool {
-        let wanted = self.state.deadline.load(Relaxed);
+        let wanted = self.state.wanted();
         if wanted > self.deadline {
             self.deadline = wanted;
             return true;
@@ -186,9 +239,9 @@ impl WheelItem for ScheduledTask {
 }
 
 /// A timer registered on the loop's own thread by a future polled there (`sleep`): it
-/// shares nothing with other threads, so it needs no allocation of its own, no atomic
-/// operation and no lock. The future keeps its [`TimerKey`] and finds the entry again
-/// to update the waker, move the deadline or cancel; an entry that is gone has fired.
+/// shares nothing with other threads, so it needs no allocation of its own and no lock.
+/// The future keeps its [`TimerKey`] and finds the entry again to swap the waker or to
+/// cancel; an entry that is gone has fired (or a shutdown dropped it).
 pub(crate) struct LocalWake {
     deadline: u64,
     seq: u64,
@@ -216,9 +269,20 @@ pub enum TimerRegistration {
     Shutdown,
 }
 
-/// What the wheel holds. A wheel entry is this plus two links and its place: 48
-/// bytes, so the rare task (a closure, or a timer from another thread) is boxed to keep
-/// the common local wake small.
+/// What became of a timer registered on its loop's thread
+/// ([`EventLoopHandle::poll_timer`](crate::EventLoopHandle::poll_timer)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerState {
+    /// In the wheel, waiting for its deadline.
+    Waiting,
+    /// Its deadline came and the loop woke its waker.
+    Fired,
+    /// Dropped unfired: the loop is shutting down.
+    Dropped,
+}
+
+/// What the wheel holds. The rare task (a closure, or a timer registered from another
+/// thread) is boxed, so that an entry is no larger than the common local wake needs.
 pub(crate) enum Timer {
     /// A scheduled task, or a timer registered from another thread.
     Task(Box<ScheduledTask>),
@@ -226,11 +290,11 @@ pub(crate) enum Timer {
     Wake(LocalWake),
 }
 
-impl Timer {
-    /// Fires a local wake (the entry has left the wheel, which is how its future sees
-    /// that it fired).
-    pub(crate) fn wake_local(wake: LocalWake) {
-        wake.waker.wake();
+impl LocalWake {
+    /// Fires the timer. It has left the wheel, which is how its future sees that it
+    /// fired.
+    pub(crate) fn fire(self) {
+        self.waker.wake();
     }
 }
 
@@ -254,7 +318,7 @@ impl WheelItem for Timer {
     fn refresh(&mut self) -> bool {
         match self {
             Timer::Task(t) => t.refresh(),
-            // Postponed in place (`TimerWheel::postpone`).
+            // A local wake's deadline never moves: its `Sleep` files a new one instead.
             Timer::Wake(_) => false,
         }
     }
@@ -283,10 +347,13 @@ impl ScheduledQueue {
         self.next_seq
     }
 
-    /// Inserts a task. A task cancelled before it reached the wheel is dropped here.
-    pub(crate) fn push(&mut self, mut task: ScheduledTask) {
+    /// Inserts a task. A task cancelled before it reached the wheel is handed back, for
+    /// the caller to drop once the queue is no longer borrowed (a drop may run any code,
+    /// such as a `Sleep`'s, that touches the queue again).
+    #[must_use = "a task handed back must be dropped after the queue's borrow ends"]
+    pub(crate) fn push(&mut self, mut task: ScheduledTask) -> Option<ScheduledTask> {
         if !task.state.is_pending() {
-            return;
+            return Some(task);
         }
         if task.seq == 0 {
             task.seq = self.next_seq();
@@ -294,6 +361,7 @@ impl ScheduledQueue {
         let state = task.state.clone();
         let key = self.wheel.insert(Timer::Task(Box::new(task)));
         state.key.store(key, Relaxed);
+        None
     }
 
     /// Registers a local timer that wakes `waker` at `deadline`.
@@ -310,34 +378,25 @@ impl ScheduledQueue {
         }
     }
 
-    /// For a local timer still waiting: makes `waker` the one it wakes. `None` if it
-    /// has fired (or was removed); otherwise the waker it replaced, if any, for the
-    /// caller to drop once the queue is no longer borrowed (a drop may run any code).
-    pub(crate) fn poll_wake(&mut self, timer: TimerKey, waker: &Waker) -> Option<Option<Waker>> {
-        let w = self.local_wake(timer)?;
-        if w.waker.will_wake(waker) {
-            return Some(None);
+    /// For a local timer still waiting: whether it already wakes `waker`. `None` if it
+    /// has fired (or was removed).
+    pub(crate) fn wakes(&mut self, timer: TimerKey, waker: &Waker) -> Option<bool> {
+        self.local_wake(timer).map(|w| w.waker.will_wake(waker))
+    }
+
+    /// Makes a waiting local timer wake `waker`, and hands back the waker it replaced;
+    /// if it has fired, hands `waker` back. Either is for the caller to drop once the
+    /// queue is no longer borrowed (a drop may run any code).
+    pub(crate) fn set_waker(&mut self, timer: TimerKey, waker: Waker) -> Result<Waker, Waker> {
+        match self.local_wake(timer) {
+            Some(w) => Ok(std::mem::replace(&mut w.waker, waker)),
+            None => Err(waker),
         }
-        Some(Some(std::mem::replace(&mut w.waker, waker.clone())))
     }
 
     /// True while a local timer waits.
     pub(crate) fn is_waiting(&mut self, timer: TimerKey) -> bool {
         self.local_wake(timer).is_some()
-    }
-
-    /// Moves a waiting local timer's deadline later. False if it has fired.
-    pub(crate) fn postpone_wake(&mut self, timer: TimerKey, deadline: u64) -> bool {
-        if self.local_wake(timer).is_none() {
-            return false;
-        }
-        self.wheel
-            .postpone(timer.key, |t| {
-                if let Timer::Wake(w) = t {
-                    w.deadline = w.deadline.max(deadline);
-                }
-            })
-            .is_some()
     }
 
     /// Removes a local timer and hands it back (to be dropped once the queue is no
@@ -416,6 +475,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_pointer_width = "64")]
     fn a_wheel_entry_takes_48_bytes() {
         assert_eq!(std::mem::size_of::<Timer>(), 32);
         assert_eq!(crate::wheel::node_size::<Timer>(), 48);
@@ -425,9 +485,9 @@ mod tests {
     fn local_wakes_and_tasks_leave_in_one_deadline_order() {
         let mut q = ScheduledQueue::default();
         let (w, _) = counting_waker();
-        q.push(task(30));
+        assert!(q.push(task(30)).is_none());
         let a = q.push_wake(10, w.clone());
-        q.push(task(20));
+        assert!(q.push(task(20)).is_none());
         let b = q.push_wake(30, w.clone());
         let mut order = vec![];
         while let Some(t) = q.pop_due(100) {
@@ -439,25 +499,24 @@ mod tests {
         // Equal deadlines: first submitted first.
         assert_eq!(order, vec![("wake", 10), ("task", 20), ("task", 30), ("wake", 30)]);
         assert!(
-            q.poll_wake(a, &w).is_none() && q.poll_wake(b, &w).is_none(),
+            q.wakes(a, &w).is_none() && q.wakes(b, &w).is_none(),
             "fired timers are gone"
         );
     }
 
     #[test]
-    fn a_local_wake_is_found_postponed_and_removed_by_its_key_only() {
+    fn a_local_wake_is_found_and_removed_by_its_key_only() {
         let mut q = ScheduledQueue::default();
         let (w1, fired1) = counting_waker();
         let (w2, fired2) = counting_waker();
         let a = q.push_wake(5 * crate::wheel::TICK, w1.clone());
-        assert!(q.poll_wake(a, &w2).unwrap().is_some(), "waiting: takes the new waker");
-        assert!(q.poll_wake(a, &w2).unwrap().is_none(), "the same waker is kept");
-        assert!(q.postpone_wake(a, 50 * crate::wheel::TICK));
-        // Its old deadline passes without a pop; the new one pops it.
-        assert!(q.pop_due(10 * crate::wheel::TICK).is_none());
-        match q.pop_due(50 * crate::wheel::TICK) {
-            Some(Timer::Wake(w)) => Timer::wake_local(w),
-            _ => panic!("the postponed wake is due"),
+        assert_eq!(q.wakes(a, &w1), Some(true));
+        assert_eq!(q.wakes(a, &w2), Some(false));
+        assert!(q.set_waker(a, w2.clone()).is_ok(), "the replaced waker comes back");
+        assert_eq!(q.wakes(a, &w2), Some(true));
+        match q.pop_due(5 * crate::wheel::TICK) {
+            Some(Timer::Wake(w)) => w.fire(),
+            _ => panic!("the wake is due"),
         }
         assert_eq!(
             (fired1.load(Relaxed), fired2.load(Relaxed)),
@@ -466,10 +525,41 @@ mod tests {
         );
         // Its key, reused by a new timer, does not reach the new one.
         let b = q.push_wake(60 * crate::wheel::TICK, w1);
-        assert!(q.remove_wake(a).is_none() && !q.postpone_wake(a, u64::MAX - 1));
+        assert!(q.remove_wake(a).is_none() && q.wakes(a, &w2).is_none() && q.set_waker(a, w2).is_err());
         assert!(q.remove_wake(b).is_some());
         assert!(q.remove_wake(b).is_none());
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn the_state_word_orders_cancel_postpone_and_claim() {
+        // Postponed while pending: claimed later, at the new deadline.
+        let state = ScheduledState::new(10);
+        let mut task = ScheduledTask::new(10, Job::Once(Box::new(|| {})), state.clone());
+        assert!(state.postpone(30));
+        assert!(
+            state.postpone(20),
+            "an earlier deadline changes nothing, and it is pending"
+        );
+        assert_eq!(task.claim(), Claim::Later);
+        assert_eq!(task.deadline, 30);
+        assert_eq!(task.claim(), Claim::Run);
+        assert!(!state.postpone(40) && !state.try_cancel(), "too late once started");
+        state.set_done();
+        assert!(state.is_done() && !state.is_cancelled());
+        // Cancelled: claimed as gone.
+        let state = ScheduledState::new(10);
+        let mut task = ScheduledTask::new(10, Job::Once(Box::new(|| {})), state.clone());
+        assert!(state.try_cancel() && !state.try_cancel());
+        assert!(!state.postpone(20));
+        assert_eq!(task.claim(), Claim::Gone);
+        // A deadline beyond the word's range is kept as the task's own.
+        let state = ScheduledState::new(u64::MAX - 1);
+        let mut task = ScheduledTask::new(u64::MAX - 1, Job::Once(Box::new(|| {})), state.clone());
+        assert!(!task.refresh());
+        task.reschedule(u64::MAX - 1);
+        assert_eq!(task.deadline, u64::MAX - 1);
+        assert_eq!(task.claim(), Claim::Run);
     }
 
     #[test]
@@ -481,7 +571,7 @@ mod tests {
             .map(|&d| {
                 let t = task(d);
                 let s = t.state.clone();
-                q.push(t);
+                assert!(q.push(t).is_none());
                 s
             })
             .collect();
@@ -495,7 +585,7 @@ mod tests {
     #[test]
     fn pop_due_respects_now() {
         let mut q = ScheduledQueue::default();
-        q.push(task(100));
+        assert!(q.push(task(100)).is_none());
         assert!(pop_task(&mut q, 99).is_none());
         assert_eq!(q.peek_deadline(), Some(100));
         assert!(pop_task(&mut q, 100).is_some());
@@ -517,7 +607,7 @@ mod tests {
         for _ in 0..2_000 {
             let t = task(rnd() % 500);
             states.push(t.state.clone());
-            q.push(t);
+            assert!(q.push(t).is_none());
         }
         for i in (0..states.len()).step_by(3) {
             assert!(q.remove(&states[i]).is_some());
@@ -538,7 +628,7 @@ mod tests {
         let mut q = ScheduledQueue::default();
         let t = task(1);
         assert!(t.state.try_cancel());
-        q.push(t);
+        assert!(q.push(t).is_some(), "handed back, not filed");
         assert!(q.is_empty());
     }
 
@@ -547,36 +637,64 @@ mod tests {
         let mut q = ScheduledQueue::default();
         let a = task(1);
         let sa = a.state.clone();
-        q.push(a);
+        assert!(q.push(a).is_none());
         pop_task(&mut q, 1).unwrap();
         let b = task(2);
-        q.push(b); // likely reuses a's slab slot
+        assert!(q.push(b).is_none()); // likely reuses a's slab slot
         assert!(q.remove(&sa).is_none());
         assert_eq!(q.len(), 1);
     }
 }
 
-/// The race between another thread's `postpone` and the loop claiming the due task.
+/// The races between another thread's `postpone` or `cancel` and the loop claiming the
+/// due task.
 #[cfg(all(test, loom))]
 mod loom_models {
     use super::*;
     use loom::thread;
 
-    /// A postpone that reports success is never lost: the loop either sees the new
-    /// deadline when it claims the task, or the postpone sees the claim and says so.
+    fn due_wake() -> (Arc<ScheduledState>, ScheduledTask) {
+        let state = ScheduledState::new(10);
+        let task = ScheduledTask::new(10, Job::Wake(Waker::noop().clone()), state.clone());
+        (state, task)
+    }
+
+    /// A postpone that reports success is never overtaken by a start, and one that
+    /// reports failure came after the start: the loop files the task again exactly when
+    /// the postpone succeeded.
     #[test]
     fn loom_models_postpone_races_the_loop_claiming_the_task() {
         loom::model(|| {
-            let state = ScheduledState::new(10);
-            let mut task = ScheduledTask::new(10, Job::Wake(Waker::noop().clone()), state.clone());
+            let (state, mut task) = due_wake();
             let other = thread::spawn(move || state.postpone(20));
             let claim = task.claim();
             let postponed = other.join().unwrap();
             match claim {
-                Claim::Run => assert!(!postponed, "postponed, yet run at the old deadline"),
-                Claim::Later => assert_eq!(task.deadline, 20),
+                Claim::Run => assert!(!postponed, "postponed, yet started at the old deadline"),
+                Claim::Later => {
+                    assert!(postponed, "filed again, though the postpone was told it was too late");
+                    assert_eq!(task.deadline, 20);
+                }
                 Claim::Gone => unreachable!("nothing cancelled the task"),
             }
+        });
+    }
+
+    /// Exactly one of a cancel and the loop's claim wins.
+    #[test]
+    fn loom_models_cancel_races_the_loop_claiming_the_task() {
+        loom::model(|| {
+            let (state, mut task) = due_wake();
+            let canceller = state.clone();
+            let other = thread::spawn(move || canceller.try_cancel());
+            let claim = task.claim();
+            let cancelled = other.join().unwrap();
+            assert_eq!(
+                claim == Claim::Run,
+                !cancelled,
+                "claim {claim:?}, cancelled {cancelled}"
+            );
+            assert_eq!(state.is_cancelled(), cancelled);
         });
     }
 }

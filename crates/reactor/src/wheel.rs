@@ -18,8 +18,9 @@
 //! - `due` is a small binary heap ordered by (deadline, sequence number), so entries
 //!   leave in exact deadline order, never before their deadline, and the wheel's
 //!   granularity decides only when an entry reaches `due`, not when it fires.
-//! - An entry's deadline may move later while it is filed ([`WheelItem::refresh`]);
-//!   it is filed anew when its old slot comes, without waking anyone.
+//! - An entry's deadline may move later while it is filed ([`WheelItem::refresh`]):
+//!   it is filed anew when its old slot comes, or when it leaves `due`, without waking
+//!   anyone.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -36,8 +37,8 @@ pub(crate) const LEVELS: usize = 6;
 /// Ticks spanned by the whole wheel; later ticks wait in the last slot of the top
 /// level's current block and are filed again from there.
 const RANGE: u64 = 1 << (LEVEL_BITS as usize * LEVELS);
-/// The end of a slot's list. Links are 32 bits: a wheel holds fewer than 4 billion
-/// entries, and the saved bytes are a tenth of a pending timer's memory.
+/// The end of a slot's list. Links are 32 bits, so a wheel holds fewer than
+/// `u32::MAX` entries (`link_of` enforces it).
 const NIL: u32 = u32::MAX;
 
 /// What the wheel stores: something with a deadline and a tie-breaking sequence number.
@@ -126,22 +127,6 @@ impl<T: WheelItem> TimerWheel<T> {
     /// [`WheelItem::refresh`] for that).
     pub(crate) fn get_mut(&mut self, key: usize) -> Option<&mut T> {
         self.nodes.get_mut(key).map(|n| &mut n.item)
-    }
-
-    /// Lets `later` move the entry under `key` to a later deadline (never an earlier
-    /// one). An entry waiting in its slot stays there and is filed anew when the slot
-    /// comes; an entry already due is filed anew now.
-    pub(crate) fn postpone(&mut self, key: usize, later: impl FnOnce(&mut T)) -> Option<()> {
-        let node = self.nodes.get_mut(key)?;
-        let before = node.item.deadline();
-        later(&mut node.item);
-        debug_assert!(node.item.deadline() >= before, "postponed to an earlier deadline");
-        if node.place == Place::Due && node.item.deadline() != before {
-            // Its slot in `due` no longer matches its deadline, so it is stale from now on.
-            self.file(key);
-            self.trim_due();
-        }
-        Some(())
     }
 
     /// Files `item` and returns its key.

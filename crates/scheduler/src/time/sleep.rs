@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use netloop_reactor::{EventLoopHandle, ScheduledHandle, TimerKey, TimerRegistration};
+use netloop_reactor::{EventLoopHandle, ScheduledHandle, TimerKey, TimerRegistration, TimerState};
 
 use super::Instant;
 use crate::runtime::{Handle, NO_RUNTIME};
@@ -161,9 +161,14 @@ impl Sleep {
         self.elapsed
             || match &self.registered {
                 Some(Registration::Shared(r)) => r.fire.fired.load(Acquire),
-                Some(Registration::Local(key, filed)) => {
-                    *filed >= self.deadline && self.event_loop.is_timer_pending(*key) == Some(false)
-                }
+                // Fired for the current deadline, or for an earlier one that `reset`
+                // moved (then the clock says whether the current one has passed too).
+                Some(Registration::Local(key, filed)) => match self.event_loop.timer_state(*key, filed.into_std()) {
+                    Some(TimerState::Fired) => *filed >= self.deadline || Instant::now() >= self.deadline,
+                    Some(TimerState::Waiting | TimerState::Dropped) => false,
+                    // Off its loop's thread the entry cannot be looked at: the clock tells.
+                    None => Instant::now() >= self.deadline,
+                },
                 None => false,
             }
     }
@@ -286,24 +291,28 @@ impl Future for Sleep {
         }
         let coop = std::task::ready!(netloop_reactor::coop::poll_proceed(cx));
         let polled = match &this.registered {
-            &Some(Registration::Local(key, filed)) => match this.event_loop.poll_timer(key, cx.waker()) {
-                Some(Poll::Pending) => Poll::Pending,
-                // Gone from the wheel: fired, unless a shutdown drained the wheel.
-                Some(Poll::Ready(())) if this.event_loop.is_shutdown() && Instant::now() < this.deadline => {
-                    panic!("{RUNTIME_SHUTTING_DOWN}")
+            &Some(Registration::Local(key, filed)) => {
+                match this.event_loop.poll_timer(key, filed.into_std(), cx.waker()) {
+                    Some(TimerState::Waiting) => Poll::Pending,
+                    Some(TimerState::Fired) if filed >= this.deadline => this.complete(),
+                    // Fired for a deadline that `reset` has since moved: file the rest.
+                    Some(TimerState::Fired) => {
+                        this.registered = None;
+                        this.register_local(cx)
+                    }
+                    // Dropped unfired by a graceful shutdown: filed again, it is dropped again,
+                    // so it never fires early; once the loop has shut down, tokio's panic.
+                    Some(TimerState::Dropped) => {
+                        this.registered = None;
+                        this.register_local(cx)
+                    }
+                    // Polled away from its loop: move the timer to the shared path.
+                    None => {
+                        this.cancel();
+                        this.register_shared(cx)
+                    }
                 }
-                // Fired for a deadline that `reset` has since moved: file the rest.
-                Some(Poll::Ready(())) if filed < this.deadline => {
-                    this.registered = None;
-                    this.register_local(cx)
-                }
-                Some(Poll::Ready(())) => this.complete(),
-                // Polled away from its loop: move the timer to the shared path.
-                None => {
-                    this.cancel();
-                    this.register_shared(cx)
-                }
-            },
+            }
             Some(Registration::Shared(_)) => this.poll_shared(cx),
             None if this.passed => this.complete(),
             None => this.register_local(cx),
