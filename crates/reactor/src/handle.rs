@@ -227,27 +227,14 @@ impl EventLoopHandle {
     /// `registered_for`: whether it still waits (with `waker` now the one it will wake),
     /// has fired, or was dropped unfired by a shutdown. `None` off the loop's thread
     /// (cancel it and register another way).
+    #[inline]
     pub fn poll_timer(&self, timer: TimerKey, registered_for: Instant, waker: &Waker) -> Option<TimerState> {
         context::with_own_core(&self.shared, |core| {
             let wakes = core.local.scheduled.borrow_mut().wakes(timer, waker);
             match wakes {
-                None => gone(core, registered_for),
                 Some(true) => TimerState::Waiting,
-                Some(false) => {
-                    // Cloned, and the old waker dropped, outside the wheel's borrow.
-                    let new = waker.clone();
-                    let swapped = core.local.scheduled.borrow_mut().set_waker(timer, new);
-                    match swapped {
-                        Ok(old) => {
-                            drop(old);
-                            TimerState::Waiting
-                        }
-                        Err(unused) => {
-                            drop(unused);
-                            gone(core, registered_for)
-                        }
-                    }
-                }
+                None => gone(core, registered_for),
+                Some(false) => swap_waker(core, timer, registered_for, waker),
             }
         })
     }
@@ -472,8 +459,27 @@ impl EventLoopHandle {
     }
 }
 
+/// Makes a waiting local timer wake `waker` instead of the waker it holds: the waker is
+/// cloned, and the old one dropped, outside the wheel's borrow (either may run any code).
+#[inline(never)]
+fn swap_waker(core: &crate::core::Core, timer: TimerKey, registered_for: Instant, waker: &Waker) -> TimerState {
+    let new = waker.clone();
+    let swapped = core.local.scheduled.borrow_mut().set_waker(timer, new);
+    match swapped {
+        Ok(old) => {
+            drop(old);
+            TimerState::Waiting
+        }
+        Err(unused) => {
+            drop(unused);
+            gone(core, registered_for)
+        }
+    }
+}
+
 /// A local timer whose entry has left the wheel fired if its deadline is at or before
 /// the timer clock the loop last fired timers with; otherwise a shutdown dropped it.
+#[inline(never)]
 fn gone(core: &crate::core::Core, registered_for: Instant) -> TimerState {
     if clock::from_instant(registered_for) <= core.local.timer_now.get() {
         TimerState::Fired

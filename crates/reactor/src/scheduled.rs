@@ -371,6 +371,7 @@ impl ScheduledQueue {
         TimerKey { key, seq }
     }
 
+    #[inline]
     fn local_wake(&mut self, timer: TimerKey) -> Option<&mut LocalWake> {
         match self.wheel.get_mut(timer.key)? {
             Timer::Wake(w) if w.seq == timer.seq => Some(w),
@@ -380,6 +381,7 @@ impl ScheduledQueue {
 
     /// For a local timer still waiting: whether it already wakes `waker`. `None` if it
     /// has fired (or was removed).
+    #[inline]
     pub(crate) fn wakes(&mut self, timer: TimerKey, waker: &Waker) -> Option<bool> {
         self.local_wake(timer).map(|w| w.waker.will_wake(waker))
     }
