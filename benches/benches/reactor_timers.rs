@@ -10,8 +10,12 @@ use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_
 use netloop_benches::{TASKS, shutdown_local, timers_schedule_all_then_cancel, timers_schedule_cancel_each};
 use netloop_reactor::EventLoop;
 
-#[path = "../tokio_peer/timers.rs"]
-mod tokio_timers;
+/// tokio's side of the timer shapes: the same source every timer benchmark uses.
+mod tokio_timers {
+    #![allow(dead_code)]
+    use tokio as rt;
+    include!("../timer_shapes.rs");
+}
 
 fn reactor_timers(c: &mut Criterion) {
     let mut group = c.benchmark_group("reactor_timers");

@@ -22,8 +22,12 @@ use netloop_reactor::EventLoop;
 mod tokio_local;
 #[path = "../tokio_peer/remote.rs"]
 mod tokio_remote;
-#[path = "../tokio_peer/timers.rs"]
-mod tokio_timers;
+/// tokio's side of the timer shapes: the same source every timer benchmark uses.
+mod tokio_timers {
+    #![allow(dead_code)]
+    use tokio as rt;
+    include!("../timer_shapes.rs");
+}
 
 /// Timed batches of one measurement.
 #[derive(Clone)]
