@@ -208,19 +208,8 @@ impl EventLoopHandle {
     /// registered.
     pub fn register_timer(&self, deadline: Instant, waker: &Waker) -> TimerRegistration {
         let deadline = clock::from_instant(deadline);
-        context::with_own_core(&self.shared, |core| {
-            if core.local.state.get() >= LoopState::Shutdown {
-                return TimerRegistration::Shutdown;
-            }
-            if deadline <= core.local.timer_now.get() {
-                return TimerRegistration::Due;
-            }
-            // Cloned before the wheel is borrowed: a clone may run any code.
-            let waker = waker.clone();
-            let key = core.local.scheduled.borrow_mut().push_wake(deadline, waker);
-            TimerRegistration::Filed(key)
-        })
-        .unwrap_or(TimerRegistration::NotOnLoop)
+        context::with_own_core(&self.shared, |core| register_on(core, deadline, waker))
+            .unwrap_or(TimerRegistration::NotOnLoop)
     }
 
     /// Polls a timer from [`register_timer`](Self::register_timer), registered for
@@ -457,6 +446,22 @@ impl EventLoopHandle {
             },
         }
     }
+}
+
+/// [`EventLoopHandle::register_timer`] on the loop's thread. A function of its own,
+/// so that the closure around it stays small enough for the thread-local look-up to be
+/// inlined.
+fn register_on(core: &crate::core::Core, deadline: u64, waker: &Waker) -> TimerRegistration {
+    if core.local.state.get() >= LoopState::Shutdown {
+        return TimerRegistration::Shutdown;
+    }
+    if deadline <= core.local.timer_now.get() {
+        return TimerRegistration::Due;
+    }
+    // Cloned before the wheel is borrowed: a clone may run any code.
+    let waker = waker.clone();
+    let key = core.local.scheduled.borrow_mut().push_wake(deadline, waker);
+    TimerRegistration::Filed(key)
 }
 
 /// Makes a waiting local timer wake `waker` instead of the waker it holds: the waker is
