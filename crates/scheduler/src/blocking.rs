@@ -120,6 +120,8 @@ impl BlockingPool {
         }
         b.spawn(move || {
             let _context = inner.config.enter.as_ref().map(|enter| enter());
+            #[cfg(feature = "tokio-compat")]
+            let _tokio = inner.config.tokio.as_ref().map(tokio::runtime::Handle::enter);
             if let Some(f) = &inner.config.on_start {
                 f();
             }

@@ -20,6 +20,9 @@ pub(crate) struct ThreadConfig {
     pub(crate) on_stop: Option<Arc<dyn Fn() + Send + Sync>>,
     /// Runs first on every loop thread (the runtime installs its context here).
     pub(crate) enter: Option<Arc<dyn Fn() -> Box<dyn std::any::Any> + Send + Sync>>,
+    /// The tokio runtime whose context every thread enters too (`tokio-compat`).
+    #[cfg(feature = "tokio-compat")]
+    pub(crate) tokio: Option<tokio::runtime::Handle>,
 }
 
 impl ThreadConfig {
@@ -30,6 +33,8 @@ impl ThreadConfig {
             on_start: None,
             on_stop: None,
             enter: None,
+            #[cfg(feature = "tokio-compat")]
+            tokio: None,
         }
     }
 }
@@ -281,6 +286,8 @@ fn start_loop(inner: &Arc<Inner>, index: usize) {
     }
     let spawned = builder.spawn(move || {
         let _context = cfg.enter.as_ref().map(|enter| enter());
+        #[cfg(feature = "tokio-compat")]
+        let _tokio = cfg.tokio.as_ref().map(tokio::runtime::Handle::enter);
         if let Some(f) = &cfg.on_start {
             f();
         }

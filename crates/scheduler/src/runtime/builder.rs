@@ -372,12 +372,16 @@ impl Builder {
             Some(f) => Arc::new(move |_| f()),
             None => Arc::new(move |_| format!("netloop-{group_no}-blocking")),
         };
+        #[cfg(feature = "tokio-compat")]
+        let compat = super::compat::Compat::new(group_no)?;
         let base = ThreadConfig {
             name: loop_names,
             stack_size: self.thread_stack_size,
             on_start: self.on_thread_start.clone(),
             on_stop: self.on_thread_stop.clone(),
             enter: Some(enter),
+            #[cfg(feature = "tokio-compat")]
+            tokio: Some(compat.handle().clone()),
         };
         let blocking_cfg = ThreadConfig {
             name: blocking_names,
@@ -396,6 +400,8 @@ impl Builder {
             name: self.name.clone(),
             io_enabled: self.enable_io,
             time_enabled: self.enable_time,
+            #[cfg(feature = "tokio-compat")]
+            compat,
         });
         let _ = weak.set(Arc::downgrade(&rt.handle().inner));
         if self.start_paused {

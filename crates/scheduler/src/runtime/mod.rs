@@ -11,6 +11,8 @@
 //! ```
 
 mod builder;
+#[cfg(feature = "tokio-compat")]
+pub(crate) mod compat;
 pub(crate) mod context;
 mod id;
 mod local;
@@ -123,6 +125,9 @@ pub(crate) struct Inner {
     io_enabled: bool,
     /// `Builder::enable_time` was called: timers may be created.
     time_enabled: bool,
+    /// The tokio runtime whose context every thread of this one enters.
+    #[cfg(feature = "tokio-compat")]
+    pub(crate) compat: compat::Compat,
 }
 
 /// A handle to a runtime: spawn onto it, enter it, block on it (tokio's `Handle`).
@@ -214,6 +219,9 @@ pub(crate) const NO_RUNTIME: &str = "there is no reactor running, must be called
 /// ```
 #[must_use = "the context is left when the guard is dropped"]
 pub struct EnterGuard<'a> {
+    // Declared first, so dropped first: tokio's context was entered last.
+    #[cfg(feature = "tokio-compat")]
+    _tokio: tokio::runtime::EnterGuard<'a>,
     _guard: context::SetGuard,
     _handle: std::marker::PhantomData<&'a Handle>,
 }
@@ -301,6 +309,8 @@ impl Handle {
         }
         let _blocking = InBlockOn::enter();
         let _context = context::set(self.clone());
+        #[cfg(feature = "tokio-compat")]
+        let _tokio = self.inner.compat.handle().enter();
         match self.inner.flavor {
             RuntimeFlavor::MultiThread => park_on(future),
             RuntimeFlavor::CurrentThread => match root {
@@ -389,8 +399,11 @@ impl Handle {
     /// Enters this runtime's context: `spawn`, `sleep` and friends work on this thread
     /// until the guard is dropped.
     pub fn enter(&self) -> EnterGuard<'_> {
+        let guard = context::set(self.clone());
         EnterGuard {
-            _guard: context::set(self.clone()),
+            #[cfg(feature = "tokio-compat")]
+            _tokio: self.inner.compat.handle().enter(),
+            _guard: guard,
             _handle: std::marker::PhantomData,
         }
     }
@@ -631,6 +644,8 @@ pub(crate) struct Parts {
     pub(crate) name: Option<String>,
     pub(crate) io_enabled: bool,
     pub(crate) time_enabled: bool,
+    #[cfg(feature = "tokio-compat")]
+    pub(crate) compat: compat::Compat,
 }
 
 /// The netloop runtime (tokio's `Runtime`): a group of event loops plus a blocking
@@ -682,6 +697,8 @@ impl Runtime {
             name,
             io_enabled,
             time_enabled,
+            #[cfg(feature = "tokio-compat")]
+            compat,
         } = parts;
         Runtime {
             handle: Handle {
@@ -697,6 +714,8 @@ impl Runtime {
                     name,
                     io_enabled,
                     time_enabled,
+                    #[cfg(feature = "tokio-compat")]
+                    compat,
                 }),
             },
             shut_down: false,
