@@ -1,26 +1,43 @@
 //! Crates written against tokio's I/O traits only, running on netloop's sockets with no
 //! feature and no tokio runtime: tokio-util's codecs and tokio-tungstenite.
 
+use std::net::SocketAddr;
+
 use futures::{SinkExt, StreamExt};
 use netloop::net::{TcpListener, TcpStream};
+use netloop::task::JoinHandle;
 use netloop_tests::{multi, test_body};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_util::codec::{Framed, LinesCodec};
+
+/// A server task that accepts one connection on a fresh loopback port and hands it to
+/// `serve`; returns the port's address and the task.
+async fn serve_one<F, Fut>(serve: F) -> (SocketAddr, JoinHandle<()>)
+where
+    F: FnOnce(TcpStream) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("local address");
+    let task = netloop::spawn(async move {
+        let (socket, _) = listener.accept().await.expect("accept");
+        serve(socket).await;
+    });
+    (addr, task)
+}
 
 #[test]
 fn a_lines_codec_frames_a_netloop_stream() {
     test_body(|| {
         multi().block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-            let addr = listener.local_addr().expect("local address");
-            let server = netloop::spawn(async move {
-                let (socket, _) = listener.accept().await.expect("accept");
+            let (addr, server) = serve_one(|socket| async move {
                 let mut lines = Framed::new(socket, LinesCodec::new());
                 while let Some(line) = lines.next().await {
                     let line = line.expect("a line");
                     lines.send(line.to_uppercase()).await.expect("send");
                 }
-            });
+            })
+            .await;
             let mut client = Framed::new(TcpStream::connect(addr).await.expect("connect"), LinesCodec::new());
             for word in ["netloop", "frames", "lines"] {
                 client.send(word).await.expect("send");
@@ -37,10 +54,7 @@ fn a_lines_codec_frames_a_netloop_stream() {
 fn tokio_tungstenite_speaks_websocket_over_netloop_streams() {
     test_body(|| {
         multi().block_on(async {
-            let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-            let addr = listener.local_addr().expect("local address");
-            let server = netloop::spawn(async move {
-                let (socket, _) = listener.accept().await.expect("accept");
+            let (addr, server) = serve_one(|socket| async move {
                 let mut ws = tokio_tungstenite::accept_async(socket).await.expect("handshake");
                 while let Some(msg) = ws.next().await {
                     match msg.expect("a message") {
@@ -49,7 +63,8 @@ fn tokio_tungstenite_speaks_websocket_over_netloop_streams() {
                         _ => {}
                     }
                 }
-            });
+            })
+            .await;
             let stream = TcpStream::connect(addr).await.expect("connect");
             let (mut ws, _) = tokio_tungstenite::client_async(format!("ws://{addr}/"), stream)
                 .await
