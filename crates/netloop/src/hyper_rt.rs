@@ -1,4 +1,6 @@
-//! hyper 1.x on netloop: an [`Executor`] and a [`Timer`] (feature `hyper`).
+//! hyper 1.x on netloop: an [`Executor`] and a [`Timer`] (feature `hyper`), and with
+//! feature `hyper-client` a connector for hyper-util's pooled client
+//! (`NetloopConnector`).
 //!
 //! Give them to hyper's builders; for I/O wrap a [`TcpStream`](crate::net::TcpStream)
 //! in `hyper_util::rt::TokioIo`, since netloop's sockets implement tokio's own
@@ -16,6 +18,12 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use hyper::rt::{Executor, Sleep, Timer};
+
+#[cfg(feature = "hyper-client")]
+#[path = "hyper_rt_client.rs"]
+mod client;
+#[cfg(feature = "hyper-client")]
+pub use client::{NetloopConnector, NetloopStream};
 
 /// Spawns hyper's background futures (HTTP/2 streams, client connections) with
 /// [`crate::spawn`]: on the current loop when called from one, so a connection's
