@@ -12,7 +12,7 @@ use crate::block_cache::LocalBlocks;
 use crate::error::{RejectReason, RejectedExecution};
 use crate::loop_task::LoopRunnable;
 use crate::run_queue::RunQueue;
-use crate::scheduled::{ScheduledQueue, ScheduledTask};
+use crate::scheduled::{ScheduledQueue, ScheduledState, ScheduledTask, TimerKey};
 use crate::shared::Shared;
 use crate::tail::TailTask;
 use crate::task::Task;
@@ -108,6 +108,31 @@ impl Local {
         drop(rejected);
     }
 
+    /// Removes the task owning `state` from the wheel. What leaves the wheel is dropped
+    /// outside its borrow, since a drop may run code that touches the wheel again. False
+    /// if the wheel is borrowed now (the caller goes through the inbox instead).
+    pub(crate) fn remove_scheduled(&self, state: &Arc<ScheduledState>) -> bool {
+        let Ok(mut wheel) = self.scheduled.try_borrow_mut() else {
+            return false;
+        };
+        let removed = wheel.remove(state);
+        drop(wheel);
+        drop(removed);
+        true
+    }
+
+    /// [`remove_scheduled`](Self::remove_scheduled) for a timer registered on the loop's
+    /// thread.
+    pub(crate) fn remove_timer(&self, timer: TimerKey) -> bool {
+        let Ok(mut wheel) = self.scheduled.try_borrow_mut() else {
+            return false;
+        };
+        let removed = wheel.remove_wake(timer);
+        drop(wheel);
+        drop(removed);
+        true
+    }
+
     /// A new submission made on the loop's own thread.
     pub(crate) fn push_new(&self, task: Task) -> Result<(), RejectedExecution> {
         if self.state.get() >= LoopState::Shutdown {
@@ -123,15 +148,12 @@ impl Local {
     pub(crate) fn enqueue(&self, task: Task) {
         match task {
             Task::Schedule(t) => self.push_timer(*t),
-            // What leaves the wheel is dropped after its borrow ends: a drop may run
-            // code that touches the wheel again (a future holding a timer).
+            // Applied as the inbox is drained, when nothing borrows the wheel.
             Task::CancelScheduled(state) => {
-                let removed = self.scheduled.borrow_mut().remove(&state);
-                drop(removed);
+                self.remove_scheduled(&state);
             }
             Task::CancelTimer(timer) => {
-                let removed = self.scheduled.borrow_mut().remove_wake(*timer);
-                drop(removed);
+                self.remove_timer(*timer);
             }
             Task::Tail(t) => self.tail.borrow_mut().push(*t),
             other => self.run_queue.borrow_mut().push(other),

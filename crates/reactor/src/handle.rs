@@ -232,7 +232,7 @@ impl EventLoopHandle {
     /// for `registered_for`, without polling it; `None` off the loop's thread.
     pub fn timer_state(&self, timer: TimerKey, registered_for: Instant) -> Option<TimerState> {
         context::with_own_core(&self.shared, |core| {
-            let waiting = core.local.scheduled.borrow_mut().is_waiting(timer);
+            let waiting = core.local.scheduled.borrow().is_waiting(timer);
             if waiting {
                 TimerState::Waiting
             } else {
@@ -245,16 +245,7 @@ impl EventLoopHandle {
     /// at once on the loop's thread, otherwise at the loop's next iteration (without
     /// waking it). Nothing happens if it has fired.
     pub fn cancel_timer(&self, timer: TimerKey) {
-        let done = context::with_own_core(&self.shared, |core| match core.local.scheduled.try_borrow_mut() {
-            Ok(mut wheel) => {
-                let removed = wheel.remove_wake(timer);
-                // Dropped after the borrow: a drop may run any code.
-                drop(wheel);
-                drop(removed);
-                true
-            }
-            Err(_) => false,
-        });
+        let done = context::with_own_core(&self.shared, |core| core.local.remove_timer(timer));
         if done != Some(true) {
             // Fails only once the inbox has closed: the loop has ended, and its wheel
             // with it.
@@ -464,8 +455,8 @@ fn register_on(core: &crate::core::Core, deadline: u64, waker: &Waker) -> TimerR
     TimerRegistration::Filed(key)
 }
 
-/// Makes a waiting local timer wake `waker` instead of the waker it holds: the waker is
-/// cloned, and the old one dropped, outside the wheel's borrow (either may run any code).
+/// Makes a waiting local timer wake `waker`. The clone of `waker` and the drop of the
+/// waker it replaces happen outside the wheel's borrow: either may run any code.
 #[inline(never)]
 fn swap_waker(core: &crate::core::Core, timer: TimerKey, registered_for: Instant, waker: &Waker) -> TimerState {
     let new = waker.clone();
@@ -519,16 +510,7 @@ impl ScheduledHandle {
         if !self.state.try_cancel() {
             return false;
         }
-        let removed = context::with_own_core(&self.shared, |core| match core.local.scheduled.try_borrow_mut() {
-            Ok(mut wheel) => {
-                let removed = wheel.remove(&self.state);
-                // A drop may run code that touches the wheel again: after the borrow.
-                drop(wheel);
-                drop(removed);
-                true
-            }
-            Err(_) => false,
-        });
+        let removed = context::with_own_core(&self.shared, |core| core.local.remove_scheduled(&self.state));
         if removed != Some(true) {
             let _ = self.shared.inbox.push(Task::CancelScheduled(self.state.clone()));
         }

@@ -78,7 +78,7 @@ pub(crate) struct ScheduledState {
 /// What the loop may do with a task whose deadline has come ([`ScheduledTask::claim`]).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Claim {
-    /// Started: run it (a one-shot task can no longer be cancelled).
+    /// Now STARTED: run it; a cancel or postpone from here on reports false.
     Run,
     /// Postponed since it was filed: file it again under its new deadline.
     Later,
@@ -94,17 +94,9 @@ impl ScheduledState {
         })
     }
 
-    /// Applies `f` to the word until it sticks; `f` returning `None` leaves it as is.
-    /// Returns the word `f` last saw.
-    fn update(&self, mut f: impl FnMut(u64) -> Option<u64>) -> Result<u64, u64> {
-        let mut word = self.word.load(Acquire);
-        loop {
-            let Some(new) = f(word) else { return Err(word) };
-            match self.word.compare_exchange_weak(word, new, AcqRel, Acquire) {
-                Ok(_) => return Ok(word),
-                Err(now) => word = now,
-            }
-        }
+    /// `fetch_update` of the word with the orderings every transition uses.
+    fn update(&self, f: impl FnMut(u64) -> Option<u64>) -> Result<u64, u64> {
+        self.word.fetch_update(AcqRel, Acquire, f)
     }
 
     /// PENDING -> CANCELLED. False if it already started, ran or was cancelled.
@@ -121,7 +113,7 @@ impl ScheduledState {
             self.update(|w| (status_of(w) == PENDING && deadline > deadline_of(w)).then(|| pack(PENDING, deadline)));
         match raised {
             Ok(_) => true,
-            // Pending with a deadline as late already, or no longer pending.
+            // Nothing to write: true while pending (the deadline is as late already).
             Err(w) => status_of(w) == PENDING,
         }
     }
@@ -347,9 +339,9 @@ impl ScheduledQueue {
         self.next_seq
     }
 
-    /// Inserts a task. A task cancelled before it reached the wheel is handed back, for
-    /// the caller to drop once the queue is no longer borrowed (a drop may run any code,
-    /// such as a `Sleep`'s, that touches the queue again).
+    /// Inserts a task. A task cancelled before it reached the wheel is handed back:
+    /// the caller drops it outside the queue's borrow, since its drop may run code that
+    /// touches the queue (a `Sleep`'s).
     #[must_use = "a task handed back must be dropped after the queue's borrow ends"]
     pub(crate) fn push(&mut self, mut task: ScheduledTask) -> Option<ScheduledTask> {
         if !task.state.is_pending() {
@@ -397,8 +389,8 @@ impl ScheduledQueue {
     }
 
     /// True while a local timer waits.
-    pub(crate) fn is_waiting(&mut self, timer: TimerKey) -> bool {
-        self.local_wake(timer).is_some()
+    pub(crate) fn is_waiting(&self, timer: TimerKey) -> bool {
+        matches!(self.wheel.get(timer.key), Some(Timer::Wake(w)) if w.seq == timer.seq)
     }
 
     /// Removes a local timer and hands it back (to be dropped once the queue is no

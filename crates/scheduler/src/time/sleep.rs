@@ -296,13 +296,10 @@ impl Future for Sleep {
                     Some(TimerState::Waiting) => Poll::Pending,
                     Some(TimerState::Fired) if filed >= this.deadline => this.complete(),
                     // Fired for a deadline that `reset` has since moved: file the rest.
-                    Some(TimerState::Fired) => {
-                        this.registered = None;
-                        this.register_local(cx)
-                    }
-                    // Dropped unfired by a graceful shutdown: filed again, it is dropped again,
-                    // so it never fires early; once the loop has shut down, tokio's panic.
-                    Some(TimerState::Dropped) => {
+                    // Dropped unfired by a graceful shutdown: filed again, it is dropped
+                    // again, so it never fires early; once the loop has shut down, the
+                    // registration panics with tokio's words.
+                    Some(TimerState::Fired | TimerState::Dropped) => {
                         this.registered = None;
                         this.register_local(cx)
                     }

@@ -240,7 +240,7 @@ fn spend_on<T>(
 /// end's write side down gives the other end end of file; dropping an end does that and
 /// makes the other end's writes fail with `BrokenPipe`.
 ///
-/// Code written against the I/O traits instead of a socket type can be tested with a
+/// Code generic over the I/O traits can be tested with a
 /// duplex pair, no network needed:
 ///
 /// ```
