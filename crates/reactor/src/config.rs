@@ -4,7 +4,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::ConfigError;
-use crate::event_loop::EventLoop;
 pub use crate::idle_spin::{DEFAULT_IDLE_SPIN, MAX_IDLE_SPIN};
 use crate::shared::ShutdownParams;
 
@@ -166,13 +165,6 @@ impl EventLoopBuilder {
         }
         check_shutdown(self.quiet_period, self.shutdown_timeout)?;
         Ok(())
-    }
-
-    /// Validates the configuration and creates the loop (its `Poll`, eventfd and
-    /// queues). Nothing runs until the loop is driven.
-    pub fn build(&self) -> Result<EventLoop, BuildError> {
-        self.validate().map_err(BuildError::Config)?;
-        EventLoop::from_builder(self).map_err(BuildError::Io)
     }
 
     /// The shutdown timeout configured (default 15 s).

@@ -81,21 +81,10 @@ pub(crate) fn with_own_core<R>(shared: &Shared, f: impl FnOnce(&Core) -> R) -> O
 /// Hands `value` to `f` with the core if this thread drives the loop `shared` belongs
 /// to; otherwise gives `value` back untouched.
 pub(crate) fn on_own_core<T, R>(shared: &Shared, value: T, f: impl FnOnce(&Core, T) -> R) -> Result<R, T> {
-    on_core_at(shared, value, f)
-}
-
-/// [`on_own_core`] with the loop named by address only, for a caller whose `&Shared`
-/// borrows from `value` itself (the address is compared, never dereferenced).
-pub(crate) fn on_core_at<T, R>(shared: *const Shared, value: T, f: impl FnOnce(&Core, T) -> R) -> Result<R, T> {
     with_core(|core| match core {
         Some(core) if ptr::eq(&*core.shared, shared) => Ok(f(core, value)),
         _ => Err(value),
     })
-}
-
-/// Calls `f` with the core if this thread drives the loop whose id is `loop_id`.
-pub(crate) fn with_loop_id<R>(loop_id: u64, f: impl FnOnce(&Core) -> R) -> Option<R> {
-    with_core(|core| core.filter(|c| c.shared.id == loop_id).map(f))
 }
 
 /// True if this thread is driving the loop `shared` belongs to.

@@ -1,35 +1,29 @@
 //! The loop-thread side of a loop: queues that need no synchronization.
 
 use std::cell::{Cell, RefCell};
-use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::task::Waker;
-
-use slab::Slab;
 
 use crate::LoopState;
 use crate::block_cache::LocalBlocks;
 use crate::error::{RejectReason, RejectedExecution};
-use crate::loop_task::LoopRunnable;
+use crate::queue_item::QueueItem;
 use crate::run_queue::RunQueue;
 use crate::scheduled::{ScheduledQueue, ScheduledState, ScheduledTask, TimerKey};
-use crate::shared::Shared;
+use crate::shared::{LoopItem, LoopRunnable, Shared};
 use crate::tail::TailTask;
-use crate::task::Task;
+use crate::task::TaskList;
 
-/// Everything a loop owns. Reached from tasks through `context` while the loop runs.
+/// Everything a loop owns: the half other threads see, and the loop thread's own.
+/// Reached from tasks through `context` while the loop runs.
 pub(crate) struct Core {
     pub(crate) shared: Arc<Shared>,
-    /// The same loop as a public handle, so code on the loop's thread can borrow one
-    /// ([`EventLoopHandle::with_current`]) instead of cloning the `Arc` per call.
-    pub(crate) handle: crate::EventLoopHandle,
     pub(crate) local: Local,
 }
 
 impl Core {
     pub(crate) fn new(shared: Arc<Shared>) -> Core {
         Core {
-            handle: crate::EventLoopHandle { shared: shared.clone() },
             shared,
             local: Local::new(),
         }
@@ -59,7 +53,7 @@ fn peek<T, R>(cell: &RefCell<T>, read: impl FnOnce(&T) -> R) -> R {
 pub(crate) struct Local {
     /// Same-thread submissions and wakes, plus due scheduled tasks and the inbox's
     /// contents once moved over.
-    pub(crate) run_queue: RefCell<RunQueue>,
+    pub(crate) run_queue: RefCell<RunQueue<LoopRunnable>>,
     pub(crate) scheduled: RefCell<ScheduledQueue>,
     /// The timers' clock as the loop last read it to fire timers: a deadline at or
     /// before it has passed, so a timer registered for it is due at once.
@@ -67,9 +61,9 @@ pub(crate) struct Local {
     pub(crate) tail: RefCell<Vec<TailTask>>,
     /// Wakers to wake after the next I/O poll (see `defer`).
     deferred: RefCell<Vec<Waker>>,
-    /// Wakers of every live future spawned here, so termination can close them all on
-    /// this thread. `None` once the loop terminated.
-    pub(crate) tasks: RefCell<Option<Slab<LiveTask>>>,
+    /// Every task of this loop that is waiting, so termination can close them all on
+    /// this thread.
+    pub(crate) tasks: TaskList,
     /// Mirror of the shared state; only this thread changes it past `ShuttingDown`.
     pub(crate) state: Cell<LoopState>,
     /// Blocks of finished tasks that were spawned on this thread, for the next such
@@ -85,7 +79,7 @@ impl Local {
             timer_now: Cell::new(0),
             tail: RefCell::new(Vec::new()),
             deferred: RefCell::new(Vec::new()),
-            tasks: RefCell::new(Some(Slab::new())),
+            tasks: TaskList::default(),
             state: Cell::new(LoopState::NotStarted),
             blocks: LocalBlocks::default(),
         }
@@ -134,33 +128,33 @@ impl Local {
     }
 
     /// A new submission made on the loop's own thread.
-    pub(crate) fn push_new(&self, task: Task) -> Result<(), RejectedExecution> {
+    pub(crate) fn push_new(&self, item: LoopItem) -> Result<(), RejectedExecution> {
         if self.state.get() >= LoopState::Shutdown {
-            return Err(RejectedExecution::new(RejectReason::Shutdown, task.into_closure()));
+            return Err(RejectedExecution::new(RejectReason::Shutdown, item.into_closure()));
         }
-        self.enqueue(task);
+        self.enqueue(item);
         Ok(())
     }
 
     /// Puts a task where its kind belongs: a schedule into the wheel, a cancel applied to
     /// the wheel now, a tail task into the tail queue, anything else at the back of the
     /// run queue.
-    pub(crate) fn enqueue(&self, task: Task) {
-        match task {
-            Task::Schedule(t) => self.push_timer(*t),
+    pub(crate) fn enqueue(&self, item: LoopItem) {
+        match item {
+            QueueItem::Schedule(t) => self.push_timer(*t),
             // Applied as the inbox is drained, when nothing borrows the wheel.
-            Task::CancelScheduled(state) => {
+            QueueItem::CancelScheduled(state) => {
                 self.remove_scheduled(&state);
             }
-            Task::CancelTimer(timer) => {
+            QueueItem::CancelTimer(timer) => {
                 self.remove_timer(*timer);
             }
-            Task::Tail(t) => self.tail.borrow_mut().push(*t),
+            QueueItem::Tail(t) => self.tail.borrow_mut().push(*t),
             other => self.run_queue.borrow_mut().push(other),
         }
     }
 
-    /// A future woken on the loop's own thread: back of the run queue (a task that
+    /// A task woken on the loop's own thread: back of the run queue (a task that
     /// yields lets everything already queued run first).
     pub(crate) fn push_wake(&self, runnable: LoopRunnable) {
         if self.state.get() == LoopState::Terminated {
@@ -171,21 +165,9 @@ impl Local {
         }
     }
 
-    pub(crate) fn track(&self, task: LiveTask) -> Option<usize> {
-        self.tasks.borrow_mut().as_mut().map(|slab| slab.insert(task))
-    }
-
-    /// Removes a task's entry as its future is dropped. Must not be skipped: a borrowed
-    /// entry left behind would name a freed task. (No borrow of the set is ever held
-    /// while user code runs, so this borrow cannot fail.)
-    pub(crate) fn untrack(&self, key: usize) {
-        if let Some(slab) = self.tasks.borrow_mut().as_mut() {
-            drop(slab.try_remove(key));
-        }
-    }
-
+    /// Tasks waiting on this loop.
     pub(crate) fn live_tasks(&self) -> usize {
-        peek(&self.tasks, |tasks| tasks.as_ref().map_or(0, Slab::len))
+        self.tasks.len()
     }
 
     /// Entries in the run queue.
@@ -251,61 +233,12 @@ impl Local {
         peek(&self.scheduled, ScheduledQueue::peek_deadline)
     }
 
-    /// Wakes every live task, one at a time, and closes the set. With the loop
-    /// terminated, each wake drops the task's future right here.
-    ///
-    /// The set stays in place while the wakes run: dropping one future can drop others
-    /// (a task holding another's handle cancels it), and each of those leaves the set
-    /// as its future is dropped, before its block can be freed. So a borrowed entry is
-    /// never woken after its task is gone. Nothing is tracked meanwhile (tracking
-    /// happens in polls, and nothing is polled here).
+    /// Wakes every waiting task; with the loop terminated, each wake drops the task's
+    /// future right here.
     pub(crate) fn close_live_tasks(&self) {
-        let keys: Vec<usize> = match self.tasks.borrow().as_ref() {
-            Some(slab) => slab.iter().map(|(key, _)| key).collect(),
-            None => return,
-        };
-        for key in keys {
-            let entry = self.tasks.borrow_mut().as_mut().and_then(|slab| slab.try_remove(key));
-            if let Some(entry) = entry {
-                entry.wake();
-            }
-        }
-        *self.tasks.borrow_mut() = None;
-    }
-}
-
-/// A live task as the loop's live-task set keeps it.
-pub(crate) enum LiveTask {
-    /// A clone of the task's waker.
-    Owned(Waker),
-    /// The waker of a loop task, without a reference of its own: the entry leaves the
-    /// set when the task's future is dropped, and until then the loop's own reference
-    /// keeps the task alive (see `loop_task::raw`). Never dropped as a `Waker`.
-    Borrowed(ManuallyDrop<Waker>),
-}
-
-impl LiveTask {
-    /// The entry for a future polled with `waker`: borrowed if `waker` is the waker of
-    /// the loop task that owns the future.
-    ///
-    /// # Safety
-    /// If `waker` is a loop task's, it must be the waker of the task whose future is
-    /// being tracked, and the entry must leave the set before that future is dropped.
-    pub(crate) unsafe fn for_waker(waker: &Waker) -> LiveTask {
-        if crate::loop_task::is_loop_task_waker(waker) {
-            // SAFETY: a bitwise copy that is never dropped takes no reference; per
-            // the contract, the task outlives the entry.
-            LiveTask::Borrowed(ManuallyDrop::new(unsafe { std::ptr::read(waker) }))
-        } else {
-            LiveTask::Owned(waker.clone())
-        }
-    }
-
-    fn wake(self) {
-        match self {
-            LiveTask::Owned(waker) => waker.wake(),
-            LiveTask::Borrowed(waker) => waker.wake_by_ref(),
-        }
+        // SAFETY: on the loop's thread (this is its local half), and nothing is polled
+        // while the loop terminates.
+        unsafe { self.tasks.wake_all() };
     }
 }
 
@@ -313,7 +246,6 @@ impl LiveTask {
 mod tests {
     use super::*;
     use crate::scheduled::{Job, ScheduledState, ScheduledTask};
-    use crate::task::Task;
 
     #[test]
     fn unguarded_reads_see_each_queue_and_leave_it_borrowable() {
@@ -323,8 +255,8 @@ mod tests {
             (0, 0, 0)
         );
         assert_eq!(local.next_deadline(), None);
-        local.enqueue(Task::Closure(Box::new(|| {})));
-        local.enqueue(Task::Schedule(Box::new(ScheduledTask::new(
+        local.enqueue(QueueItem::Closure(Box::new(|| {})));
+        local.enqueue(QueueItem::Schedule(Box::new(ScheduledTask::new(
             7,
             Job::Once(Box::new(|| {})),
             ScheduledState::new(7),

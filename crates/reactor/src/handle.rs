@@ -8,8 +8,6 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
-use crate::loop_task::Task as AsyncTask;
-
 use crate::LoopState;
 use crate::clock;
 use crate::config::check_shutdown;
@@ -19,11 +17,13 @@ use crate::error::{
 };
 use crate::io::{Interest, PollEvented};
 use crate::metrics::LoopMetrics;
-use crate::scheduled::{Job, ScheduledState, ScheduledTask, TimerKey, TimerRegistration, TimerState};
+use crate::queue_item::QueueItem;
+use crate::scheduled::{Job, PeriodFrom, ScheduledState, ScheduledTask, TimerKey, TimerRegistration, TimerState};
 use crate::shared::{Shared, ShutdownParams, Wake};
 use crate::spawn;
+use crate::sync::lock;
 use crate::tail::{TailTask, TailTaskHandle};
-use crate::task::Task;
+use crate::task::Task as AsyncTask;
 use crate::termination::TerminationFuture;
 
 /// A cheap, cloneable, `Send + Sync` handle to one event loop.
@@ -32,6 +32,7 @@ use crate::termination::TerminationFuture;
 /// atomic operation or wake; submissions from other threads go through the inbox and
 /// wake the loop only if it is blocked (spec section 4).
 #[derive(Clone)]
+#[repr(transparent)]
 pub struct EventLoopHandle {
     pub(crate) shared: Arc<Shared>,
 }
@@ -62,7 +63,15 @@ impl EventLoopHandle {
     /// [`current`](Self::current) gives, without the reference-count traffic of a
     /// clone. Spawning paths that run once per task use it.
     pub fn with_current<R>(f: impl FnOnce(Option<&EventLoopHandle>) -> R) -> R {
-        context::with_core(|core| f(core.map(|c| &c.handle)))
+        context::with_core(|core| f(core.map(|c| EventLoopHandle::from_shared(&c.shared))))
+    }
+
+    /// The loop's shared half seen as a handle, without a clone.
+    fn from_shared(shared: &Arc<Shared>) -> &EventLoopHandle {
+        // SAFETY: `EventLoopHandle` is `repr(transparent)` over its one field, an
+        // `Arc<Shared>`, so the two have the same layout and the reference keeps its
+        // lifetime.
+        unsafe { &*std::ptr::from_ref(shared).cast::<EventLoopHandle>() }
     }
 
     /// A process-unique id for this loop.
@@ -102,7 +111,7 @@ impl EventLoopHandle {
     where
         F: FnOnce() + Send + 'static,
     {
-        self.shared.submit(Task::Closure(Box::new(f)), Wake::Now)
+        self.shared.submit(QueueItem::Closure(Box::new(f)), Wake::Now)
     }
 
     /// Like [`execute`](Self::execute) but never wakes the loop: `f` runs at the loop's
@@ -111,7 +120,7 @@ impl EventLoopHandle {
     where
         F: FnOnce() + Send + 'static,
     {
-        self.shared.submit(Task::Closure(Box::new(f)), Wake::Lazy)
+        self.shared.submit(QueueItem::Closure(Box::new(f)), Wake::Lazy)
     }
 
     /// Runs `f` once at the end of the loop's current (or next) iteration, after the
@@ -125,7 +134,7 @@ impl EventLoopHandle {
             f: Box::new(f),
             removed: removed.clone(),
         };
-        self.shared.submit(Task::Tail(Box::new(task)), Wake::Now)?;
+        self.shared.submit(QueueItem::Tail(Box::new(task)), Wake::Now)?;
         Ok(TailTaskHandle { removed })
     }
 
@@ -158,14 +167,7 @@ impl EventLoopHandle {
     where
         F: FnMut() + Send + 'static,
     {
-        if period.is_zero() {
-            return Err(ScheduleError::ZeroPeriod);
-        }
-        let job = Job::FixedRate {
-            period: clock::nanos(period),
-            f: Box::new(f),
-        };
-        Ok(self.submit_scheduled(clock::after(self.shared.clock.now(), initial_delay), job)?)
+        self.schedule_periodic(initial_delay, period, PeriodFrom::Deadline, Box::new(f))
     }
 
     /// Runs `f` first after `initial_delay`, then `delay` after each run finishes.
@@ -179,12 +181,23 @@ impl EventLoopHandle {
     where
         F: FnMut() + Send + 'static,
     {
-        if delay.is_zero() {
+        self.schedule_periodic(initial_delay, delay, PeriodFrom::Finish, Box::new(f))
+    }
+
+    fn schedule_periodic(
+        &self,
+        initial_delay: Duration,
+        every: Duration,
+        from: PeriodFrom,
+        f: Box<dyn FnMut() + Send + 'static>,
+    ) -> Result<ScheduledHandle, ScheduleError> {
+        if every.is_zero() {
             return Err(ScheduleError::ZeroPeriod);
         }
-        let job = Job::FixedDelay {
-            delay: clock::nanos(delay),
-            f: Box::new(f),
+        let job = Job::Periodic {
+            every: clock::nanos(every),
+            from,
+            f,
         };
         Ok(self.submit_scheduled(clock::after(self.shared.clock.now(), initial_delay), job)?)
     }
@@ -249,7 +262,7 @@ impl EventLoopHandle {
         if done != Some(true) {
             // Fails only once the inbox has closed: the loop has ended, and its wheel
             // with it.
-            let _ = self.shared.inbox.push(Task::CancelTimer(Box::new(timer)));
+            let _ = self.shared.inbox.push(QueueItem::CancelTimer(Box::new(timer)));
         }
     }
 
@@ -308,11 +321,7 @@ impl EventLoopHandle {
         if self.is_shutdown() {
             return Err(RejectedExecution::new(RejectReason::Shutdown, Some(Box::new(hook))));
         }
-        self.shared
-            .shutdown_hooks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Box::new(hook));
+        lock(&self.shared.shutdown_hooks).push(Box::new(hook));
         Ok(())
     }
 
@@ -340,7 +349,7 @@ impl EventLoopHandle {
 
     fn request_shutdown(&self, params: ShutdownParams) -> TerminationFuture {
         {
-            let mut p = self.shared.shutdown.lock().unwrap_or_else(|e| e.into_inner());
+            let mut p = lock(&self.shared.shutdown);
             if p.is_none() && !self.is_shutting_down() {
                 *p = Some(params);
             }
@@ -358,7 +367,8 @@ impl EventLoopHandle {
     /// A future that resolves when the loop has terminated.
     pub fn termination(&self) -> TerminationFuture {
         TerminationFuture {
-            shared: self.shared.clone(),
+            termination: self.shared.termination.clone(),
+            loop_id: self.shared.id,
         }
     }
 
@@ -512,7 +522,7 @@ impl ScheduledHandle {
         }
         let removed = context::with_own_core(&self.shared, |core| core.local.remove_scheduled(&self.state));
         if removed != Some(true) {
-            let _ = self.shared.inbox.push(Task::CancelScheduled(self.state.clone()));
+            let _ = self.shared.inbox.push(QueueItem::CancelScheduled(self.state.clone()));
         }
         true
     }

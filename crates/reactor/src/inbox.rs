@@ -44,7 +44,7 @@ use std::collections::VecDeque;
 use concurrent_queue::{ConcurrentQueue, PushError};
 
 use crate::error::RejectReason;
-use crate::sync::{AtomicUsize, Mutex};
+use crate::sync::{AtomicUsize, Mutex, lock};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 /// Smallest bound `max_pending_tasks` may set (Netty uses the same floor).
@@ -203,7 +203,7 @@ impl<T> Inbox<T> {
     }
 
     fn lock_overflow(&self) -> crate::sync::MutexGuard<'_, Overflow<T>> {
-        self.overflow.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.overflow)
     }
 }
 

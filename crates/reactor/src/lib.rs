@@ -78,13 +78,15 @@ mod core;
 mod defer;
 mod error;
 mod event_loop;
+mod fault;
 mod handle;
 mod idle_spin;
 mod inbox;
 pub mod io;
-mod loop_task;
 mod metrics;
+mod queue_item;
 mod run_queue;
+mod schedule;
 mod scheduled;
 mod shared;
 mod spawn;
@@ -109,10 +111,10 @@ pub use error::{
 };
 pub use event_loop::EventLoop;
 pub use handle::{EventLoopHandle, ScheduledHandle};
-pub use loop_task::{AbortHandle, FallibleTask, Task};
 pub use metrics::LoopMetrics;
 pub use scheduled::{TimerKey, TimerRegistration, TimerState};
 pub use tail::TailTaskHandle;
+pub use task::{AbortHandle, FallibleTask, Task};
 pub use termination::TerminationFuture;
 
 /// The life of a loop (spec section 2). States only move forward.

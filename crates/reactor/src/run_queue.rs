@@ -1,62 +1,57 @@
 //! The local run queue: one FIFO of everything the loop will run, kept in two parts.
 //!
-//! Almost every entry is a loop task's turn (a [`LoopRunnable`], one word). The rest
-//! are closures ([`Task`]s) and due scheduled tasks. A single `VecDeque` of the larger
-//! entries (eight words when it was measured) made each wake build that value on the
-//! stack and copy it into the queue: the copy's 16-byte loads read bytes just written
-//! by narrower stores, a store-forwarding stall that cost about a tenth of a yield.
-//!
-//! So the order lives in `order`, one word per entry: a runnable itself, or `None`
-//! meaning "the next entry of `others`". Pushing a runnable is one 8-byte store, and
-//! the FIFO order between runnables and other tasks is exactly the order of pushes.
+//! Almost every entry is a task's turn (a runnable, one word). The rest are closures
+//! and due scheduled tasks, several words each. So the order lives in `order`, one
+//! word per entry: a runnable itself, or `None` meaning "the next entry of `others`".
+//! Pushing a runnable is one 8-byte store, and the FIFO order between runnables and
+//! other entries is exactly the order of pushes.
 
 use std::collections::VecDeque;
 
-use crate::loop_task::LoopRunnable;
+use crate::queue_item::QueueItem;
 use crate::scheduled::ScheduledTask;
-use crate::task::Task;
 
 /// What [`RunQueue::pop`] hands out.
-pub(crate) enum Next {
-    /// A loop task's turn.
-    Runnable(LoopRunnable),
-    /// Any other task.
-    Other(Task),
+pub(crate) enum Next<R> {
+    /// A task's turn.
+    Runnable(R),
+    /// Any other entry.
+    Other(QueueItem<R>),
     /// A scheduled task whose deadline has come (moved here from the wheel).
     Due(ScheduledTask),
 }
 
 /// An entry of the side queue.
-enum Side {
-    Other(Task),
+enum Side<R> {
+    Other(QueueItem<R>),
     Due(ScheduledTask),
 }
 
 /// The local run queue; see the module docs.
-pub(crate) struct RunQueue {
+pub(crate) struct RunQueue<R> {
     /// Every entry in order; `None` stands for the front of `others`.
-    order: VecDeque<Option<LoopRunnable>>,
-    others: VecDeque<Side>,
+    order: VecDeque<Option<R>>,
+    others: VecDeque<Side<R>>,
 }
 
-impl RunQueue {
-    pub(crate) fn with_capacity(capacity: usize) -> RunQueue {
+impl<R> RunQueue<R> {
+    pub(crate) fn with_capacity(capacity: usize) -> RunQueue<R> {
         RunQueue {
             order: VecDeque::with_capacity(capacity),
             others: VecDeque::new(),
         }
     }
 
-    /// Appends a loop task's turn.
+    /// Appends a task's turn.
     #[inline]
-    pub(crate) fn push_runnable(&mut self, runnable: LoopRunnable) {
+    pub(crate) fn push_runnable(&mut self, runnable: R) {
         self.order.push_back(Some(runnable));
     }
 
     /// Appends any task (a runnable takes the one-word path).
-    pub(crate) fn push(&mut self, task: Task) {
-        match task {
-            Task::Runnable(runnable) => self.push_runnable(runnable),
+    pub(crate) fn push(&mut self, item: QueueItem<R>) {
+        match item {
+            QueueItem::Runnable(runnable) => self.push_runnable(runnable),
             other => self.push_side(Side::Other(other)),
         }
     }
@@ -66,14 +61,14 @@ impl RunQueue {
         self.push_side(Side::Due(task));
     }
 
-    fn push_side(&mut self, entry: Side) {
+    fn push_side(&mut self, entry: Side<R>) {
         self.others.push_back(entry);
         self.order.push_back(None);
     }
 
     /// Takes the oldest entry.
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<Next> {
+    pub(crate) fn pop(&mut self) -> Option<Next<R>> {
         match self.order.pop_front()? {
             Some(runnable) => Some(Next::Runnable(runnable)),
             None => Some(match self.others.pop_front().expect("a marker has its task") {
@@ -98,9 +93,9 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-    fn closure(log: &Arc<AtomicUsize>, tag: usize) -> Task {
+    fn closure(log: &Arc<AtomicUsize>, tag: usize) -> QueueItem<()> {
         let log = log.clone();
-        Task::Closure(Box::new(move || {
+        QueueItem::Closure(Box::new(move || {
             log.store(tag, Relaxed);
         }))
     }
@@ -115,7 +110,7 @@ mod tests {
         }
         assert_eq!(q.len(), 3);
         for tag in 1..=3 {
-            let Some(Next::Other(Task::Closure(f))) = q.pop() else {
+            let Some(Next::Other(QueueItem::Closure(f))) = q.pop() else {
                 panic!("expected closure {tag}");
             };
             f();

@@ -2,24 +2,25 @@
 
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::LoopState;
 use crate::block_cache::BlockCache;
-use crate::context;
 use crate::error::RejectedExecution;
 use crate::inbox::Inbox;
 use crate::io::registration_set::RegistrationSet;
-use crate::loop_task::LoopRunnable;
 use crate::metrics::{ProducerCounters, Published};
-use crate::scheduled::ScheduledTask;
-use crate::task::Task;
+use crate::queue_item::QueueItem;
+use crate::sync::lock;
+use crate::task::Runnable;
 use crate::termination::Termination;
 use crate::wakeup::NextWakeup;
 
-/// Token of the loop's own mio `Waker`.
-pub(crate) const WAKER_TOKEN: mio::Token = mio::Token(usize::MAX);
+/// A turn of one of this loop's tasks.
+pub(crate) type LoopRunnable = Runnable<Arc<Shared>>;
+/// An entry of this loop's inbox or run queue.
+pub(crate) type LoopItem = QueueItem<LoopRunnable>;
 /// Whether a remote submission wakes the loop.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Wake {
@@ -41,7 +42,7 @@ pub(crate) struct ShutdownParams {
 pub(crate) struct Shared {
     /// Unique per process; names the loop in logs.
     pub(crate) id: u64,
-    pub(crate) inbox: Inbox<Task>,
+    pub(crate) inbox: Inbox<LoopItem>,
     pub(crate) next_wakeup: NextWakeup,
     state: AtomicU8,
     selector_waker: mio::Waker,
@@ -50,7 +51,7 @@ pub(crate) struct Shared {
     pub(crate) shutdown: Mutex<Option<ShutdownParams>>,
     /// What `shutdown_gracefully()` uses when given no parameters.
     pub(crate) default_shutdown: ShutdownParams,
-    pub(crate) termination: Termination,
+    pub(crate) termination: Arc<Termination>,
     /// Wakes that arrived after the inbox closed; the final drain runs or drops them on
     /// the loop's thread. `None` once the loop terminated.
     pub(crate) orphans: Mutex<Option<Vec<LoopRunnable>>>,
@@ -84,7 +85,7 @@ impl Shared {
             io: RegistrationSet::default(),
             shutdown: Mutex::new(None),
             default_shutdown,
-            termination: Termination::default(),
+            termination: Arc::default(),
             orphans: Mutex::new(Some(Vec::new())),
             shutdown_hooks: Mutex::new(Vec::new()),
             starter: OnceLock::new(),
@@ -157,29 +158,10 @@ impl Shared {
         }
     }
 
-    /// Submits a new task from any thread. On the loop's own thread it goes to the
-    /// local run queue with no atomic operation and no wake.
-    pub(crate) fn submit(&self, task: Task, wake: Wake) -> Result<(), RejectedExecution> {
-        match context::on_own_core(self, task, |core, task| core.local.push_new(task)) {
-            Ok(result) => result,
-            Err(task) => self.submit_remote(task, wake),
-        }
-    }
-
-    /// [`submit`](Self::submit) for a scheduled task due at `deadline`. On the loop's
-    /// thread it goes into the wheel; only
-    /// from another thread is it boxed into an inbox message.
-    pub(crate) fn submit_scheduled(&self, task: ScheduledTask, deadline: u64) -> Result<(), RejectedExecution> {
-        match context::on_own_core(self, task, |core, task| core.local.push_scheduled(task)) {
-            Ok(result) => result,
-            Err(task) => self.submit_remote(Task::Schedule(Box::new(task)), Wake::Before(deadline)),
-        }
-    }
-
     /// A new submission from another thread: the inbox (bounded by
     /// `max_pending_tasks`), then the wakeup protocol.
-    fn submit_remote(&self, task: Task, wake: Wake) -> Result<(), RejectedExecution> {
-        match self.inbox.push_new(task) {
+    pub(crate) fn submit_remote(&self, item: LoopItem, wake: Wake) -> Result<(), RejectedExecution> {
+        match self.inbox.push_new(item) {
             Ok(()) => {
                 match wake {
                     Wake::Now => self.wake(0),
@@ -189,20 +171,20 @@ impl Shared {
                 self.ensure_started();
                 Ok(())
             }
-            Err((task, reason)) => Err(RejectedExecution::new(reason, task.into_closure())),
+            Err((item, reason)) => Err(RejectedExecution::new(reason, item.into_closure())),
         }
     }
 
     /// Sends a runnable from another thread to this loop: the inbox plus the wakeup
     /// protocol. Hands it back if the inbox has closed.
     fn push_remote(&self, runnable: LoopRunnable) -> Result<(), LoopRunnable> {
-        match self.inbox.push(Task::Runnable(runnable)) {
+        match self.inbox.push(QueueItem::Runnable(runnable)) {
             Ok(()) => {
                 self.wake(0);
                 self.ensure_started();
                 Ok(())
             }
-            Err(Task::Runnable(runnable)) => Err(runnable),
+            Err(QueueItem::Runnable(runnable)) => Err(runnable),
             Err(_) => unreachable!("the inbox hands back what it was given"),
         }
     }
@@ -229,7 +211,7 @@ impl Shared {
     /// A wake that lost the race with shutdown: kept for the final drain, which runs
     /// the task one more time if it is still live.
     fn orphan(&self, runnable: LoopRunnable) {
-        let mut orphans = self.orphans.lock().unwrap_or_else(|e| e.into_inner());
+        let mut orphans = lock(&self.orphans);
         match orphans.as_mut() {
             Some(list) => list.push(runnable),
             None => {

@@ -1,13 +1,9 @@
-//! Futures on the loop: spawning loop tasks (see `loop_task` for the task itself).
+//! Spawning tasks on a loop (see `task` for the task itself).
 //!
-//! Every spawned future is wrapped in [`Tracked`], which records the task's waker in the
-//! loop's task set the first time it returns `Pending` and removes it when the future is
-//! dropped. The set borrows the waker without taking a reference (two atomic operations
-//! less per task that waits): the loop's own reference keeps the task alive until its
-//! future is dropped, and the entry is gone by then. At termination the loop wakes
-//! every task still in the set and drops the runnables that come back, so every future
-//! spawned on a loop is dropped on that loop's thread (a `spawn_local` future dropped
-//! anywhere else would abort the process).
+//! Every future spawned on a loop is polled and dropped on that loop's thread: a task
+//! that waits joins the loop's task list, and at termination the loop wakes every
+//! listed task and drops the runnables that come back, so a `spawn_local` future is
+//! never dropped anywhere else (which would be unsound).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,72 +12,15 @@ use std::task::{Context, Poll};
 
 use crate::LoopState;
 use crate::context;
-use crate::core::{Core, LiveTask};
+use crate::core::Core;
 use crate::error::{RejectReason, RejectedExecution, SpawnLocalError};
-use crate::loop_task::{self, Task};
 use crate::shared::Shared;
-
-const UNTRACKED: usize = usize::MAX;
-
-pin_project_lite::pin_project! {
-    /// A spawned future plus its slot in the loop's live-task set.
-    ///
-    /// It names its loop by id only: a task is polled and dropped on its own loop's
-    /// thread once it has pended, so the loop driven by the current thread is its own
-    /// (the id check guards that assumption for free).
-    pub(crate) struct Tracked<F> {
-        #[pin]
-        future: F,
-        loop_id: u64,
-        key: usize,
-    }
-
-    impl<F> PinnedDrop for Tracked<F> {
-        fn drop(this: Pin<&mut Self>) {
-            let this = this.project();
-            if *this.key != UNTRACKED {
-                let key = *this.key;
-                context::with_loop_id(*this.loop_id, |core| core.local.untrack(key));
-            }
-        }
-    }
-}
-
-impl<F> Tracked<F> {
-    fn new(future: F, shared: &Shared) -> Self {
-        Tracked {
-            future,
-            loop_id: shared.id,
-            key: UNTRACKED,
-        }
-    }
-}
-
-impl<F: Future> Future for Tracked<F> {
-    type Output = F::Output;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.project();
-        let poll = this.future.poll(cx);
-        // Only a task that waits can be left behind at termination, so it joins the
-        // live-task set the first time it pends (most short tasks never do).
-        if poll.is_pending() && *this.key == UNTRACKED {
-            // SAFETY: a `Tracked` is always the whole future of a loop task, polled
-            // with that task's waker, and its drop removes the entry (`untrack`).
-            let task = unsafe { LiveTask::for_waker(cx.waker()) };
-            if let Some(Some(key)) = context::with_loop_id(*this.loop_id, |core| core.local.track(task)) {
-                *this.key = key;
-            }
-        }
-        poll
-    }
-}
+use crate::task::{self, Task};
 
 /// Allocates a task on the loop's own thread and queues it there.
 ///
 /// # Safety
-/// As [`loop_task::new_unchecked`]; `core` is the core of `shared`'s loop, driven by
+/// As [`task::spawn_unchecked`]; `core` is the core of `shared`'s loop, driven by
 /// this thread, so the future is polled and dropped here.
 unsafe fn spawn_here<F>(core: &Core, shared: &Arc<Shared>, future: F) -> Task<F::Output>
 where
@@ -89,7 +28,7 @@ where
     F::Output: 'static,
 {
     // SAFETY: per the contract.
-    let (runnable, task) = unsafe { loop_task::new_unchecked(shared, future, Some(&core.local.blocks)) };
+    let (runnable, task) = unsafe { task::spawn_unchecked(shared, future, Some(core)) };
     core.local.push_wake(runnable);
     task
 }
@@ -101,7 +40,7 @@ where
 /// inbox. Refused after shutdown either way.
 ///
 /// # Safety
-/// As [`loop_task::new_unchecked`]: `future` may be dropped on this thread if it is
+/// As [`task::spawn_unchecked`]: `future` may be dropped on this thread if it is
 /// refused, and is otherwise polled and dropped on the loop's thread only.
 unsafe fn submit_new<F>(shared: &Arc<Shared>, future: F) -> Result<Task<F::Output>, RejectedExecution>
 where
@@ -122,7 +61,7 @@ where
         return Err(RejectedExecution::new(reason, None));
     }
     // SAFETY: per the contract; spawned from another thread.
-    let (runnable, task) = unsafe { loop_task::new_unchecked(shared, future, None) };
+    let (runnable, task) = unsafe { task::spawn_unchecked(shared, future, None) };
     shared.schedule_new_remote(runnable);
     Ok(task)
 }
@@ -134,7 +73,7 @@ where
     F::Output: Send + 'static,
 {
     // SAFETY: the future and its output are `Send`, so any thread may drop them.
-    unsafe { submit_new(shared, Tracked::new(future, shared)) }
+    unsafe { submit_new(shared, future) }
 }
 
 /// Spawns a `!Send` future; only on the loop's own thread.
@@ -150,7 +89,7 @@ where
         // SAFETY: on the loop's own thread, and the runnable is queued right here: the
         // future is created, polled and dropped on this thread only. A `!Send` output
         // makes the `Task` `!Send`, so it stays here too.
-        Ok(unsafe { spawn_here(core, shared, Tracked::new(future, shared)) })
+        Ok(unsafe { spawn_here(core, shared, future) })
     })
     .unwrap_or(Err(SpawnLocalError::NotOnLoop))
 }
@@ -203,13 +142,10 @@ where
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {
-    let tracked = Tracked::new(
-        BuildOnFirstPoll {
-            make: Some(make),
-            future: None,
-        },
-        shared,
-    );
+    let future = BuildOnFirstPoll {
+        make: Some(make),
+        future: None,
+    };
     // SAFETY: the future is `!Send` only once `make` has run, and `make` runs at the
     // first poll. Every poll of a loop task happens on the loop's thread (all wakes go
     // there and only the loop runs runnables), and a queued local runnable is only
@@ -217,5 +153,5 @@ where
     // poll, whose future still holds only `make: Send`. So the
     // `!Send` value is created, polled and dropped on a single thread. The output is
     // `Send`, so the `Task` may be awaited and dropped anywhere.
-    unsafe { submit_new(shared, tracked) }
+    unsafe { submit_new(shared, future) }
 }

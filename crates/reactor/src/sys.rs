@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use mio::{Events, Poll, Registry, Waker};
 
-use crate::shared::WAKER_TOKEN;
+/// The token of the loop's own mio `Waker`: no registration ever has it (their tokens
+/// are addresses).
+pub(crate) const WAKER_TOKEN: mio::Token = mio::Token(usize::MAX);
 
 pub(crate) struct Selector {
     poll: Poll,

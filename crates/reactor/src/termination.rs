@@ -6,7 +6,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use crate::shared::Shared;
+use crate::sync::lock;
 
 #[derive(Default)]
 struct State {
@@ -23,7 +23,7 @@ pub(crate) struct Termination {
 impl Termination {
     pub(crate) fn complete(&self) {
         let wakers = {
-            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut s = lock(&self.state);
             s.terminated = true;
             std::mem::take(&mut s.wakers)
         };
@@ -34,7 +34,7 @@ impl Termination {
     /// Blocks up to `timeout`; true if terminated.
     pub(crate) fn wait(&self, timeout: Duration) -> bool {
         let deadline = Instant::now().checked_add(timeout);
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = lock(&self.state);
         while !s.terminated {
             let wait = match deadline {
                 Some(d) => match d.checked_duration_since(Instant::now()) {
@@ -43,13 +43,17 @@ impl Termination {
                 },
                 None => Duration::from_secs(3600),
             };
-            s = self.cv.wait_timeout(s, wait).unwrap_or_else(|e| e.into_inner()).0;
+            s = self
+                .cv
+                .wait_timeout(s, wait)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .0;
         }
         true
     }
 
     fn poll(&self, cx: &mut Context<'_>) -> Poll<()> {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = lock(&self.state);
         if s.terminated {
             return Poll::Ready(());
         }
@@ -69,21 +73,22 @@ impl Termination {
 #[derive(Clone)]
 #[must_use = "futures do nothing unless polled"]
 pub struct TerminationFuture {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) termination: Arc<Termination>,
+    pub(crate) loop_id: u64,
 }
 
 impl Future for TerminationFuture {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.shared.termination.poll(cx)
+        self.termination.poll(cx)
     }
 }
 
 impl std::fmt::Debug for TerminationFuture {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TerminationFuture")
-            .field("loop", &self.shared.id)
+            .field("loop", &self.loop_id)
             .finish()
     }
 }

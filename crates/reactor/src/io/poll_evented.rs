@@ -15,6 +15,7 @@ use crate::context;
 use crate::coop;
 use crate::handle::EventLoopHandle;
 use crate::shared::Shared;
+use crate::sync::lock;
 
 fn shut_down_error() -> io::Error {
     crate::error::LoopShutDown::io_error()
@@ -319,7 +320,7 @@ impl<S: Source> PollEvented<S> {
             .deferred
             .as_ref()
             .expect("a PollEvented is registered at construction unless deferred");
-        let _registering = deferred.registering.lock().unwrap_or_else(|e| e.into_inner());
+        let _registering = lock(&deferred.registering);
         // A racing first use may have registered it meanwhile.
         if let Some(registration) = self.registration.get() {
             return Ok(registration);

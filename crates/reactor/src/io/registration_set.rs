@@ -45,7 +45,7 @@ struct Inner {
 
 impl RegistrationSet {
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.inner)
     }
 
     /// Allocates a registration; `None` after the loop shut down. Its token is

@@ -11,9 +11,9 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 use std::task::{Context, Poll, Waker};
 
 use super::ready::{Direction, Ready};
-use crate::core::Core;
-// loom's under `--cfg loom`: the waiter protocol is modelled in `loop_task/loom_models.rs`.
-use crate::sync::{AtomicPtr, AtomicUsize, Mutex};
+use crate::task::is_task_waker;
+// loom's under `--cfg loom`: the waiter protocol is modelled in `task/loom_models.rs`.
+use crate::sync::{AtomicPtr, AtomicUsize, Mutex, lock};
 
 /// Wakes the waiter in `slot`, if one is waiting. Called with the waiters' lock held;
 /// `armed` is the slot's tag (see [`ScheduledIo`]'s `armed`).
@@ -32,18 +32,23 @@ use crate::sync::{AtomicPtr, AtomicUsize, Mutex};
 /// Returns 1 if the wake crosses to another thread (a task of another loop, or any
 /// waker that is not a loop task's), 0 otherwise: the loop counts these as
 /// [`io_wakes_remote`](crate::LoopMetrics::io_wakes_remote).
-fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Core>, wakers: &mut Vec<Waker>) -> u64 {
+fn wake_waiter(
+    slot: &mut Option<Waker>,
+    armed: &AtomicPtr<()>,
+    in_place: &impl Fn(&Waker) -> bool,
+    wakers: &mut Vec<Waker>,
+) -> u64 {
     match slot {
         // The common case for the writer's slot: epoll reports a writable socket with
         // every readable edge.
         None => 0,
-        Some(waker) if crate::loop_task::is_loop_task_waker(waker) => {
+        Some(waker) if is_task_waker(waker) => {
             let data = waker.data().cast_mut();
             if armed.swap(disarmed(data), AcqRel) != data {
                 // Woken already since it last registered.
                 return 0;
             }
-            if core.is_some_and(|core| crate::loop_task::wake_by_ref_on(core, waker)) {
+            if in_place(waker) {
                 0
             } else {
                 waker.wake_by_ref();
@@ -61,12 +66,10 @@ fn wake_waiter(slot: &mut Option<Waker>, armed: &AtomicPtr<()>, core: Option<&Co
 /// place, any other through `wakers`. Returns how many wakes cross threads. Out of
 /// line: most registrations have no shared waiter, and the caller checks first.
 #[inline(never)]
-fn wake_shared(list: &mut Vec<Waker>, core: Option<&Core>, wakers: &mut Vec<Waker>) -> u64 {
+fn wake_shared(list: &mut Vec<Waker>, in_place: &impl Fn(&Waker) -> bool, wakers: &mut Vec<Waker>) -> u64 {
     let mut remote = 0;
     for waker in list.drain(..) {
-        let in_place = crate::loop_task::is_loop_task_waker(&waker)
-            && core.is_some_and(|core| crate::loop_task::wake_by_ref_on(core, &waker));
-        if !in_place {
+        if !in_place(&waker) {
             remote += 1;
             wakers.push(waker);
         }
@@ -168,29 +171,34 @@ impl ScheduledIo {
         unsafe { &*std::ptr::with_exposed_provenance::<ScheduledIo>(token.0) }
     }
 
-    /// Loop side: record an event and wake the waiters it concerns. A loop task's
-    /// waker is woken in place and stays in its slot, disarmed (see [`wake_waiter`]),
-    /// directly on `core` when its task is on that loop; any other waker is moved to
-    /// `wakers`, for the caller to wake once no lock is held. Returns how many of the
-    /// wakes cross to another thread (see [`wake_waiter`]).
-    pub(crate) fn set_readiness(&self, ready: Ready, core: Option<&Core>, wakers: &mut Vec<Waker>) -> u64 {
+    /// Loop side: record an event and wake the waiters it concerns. A task's waker is
+    /// woken by reference and stays in its slot, disarmed (see [`wake_waiter`]);
+    /// `in_place` wakes it directly when its task is on the loop dispatching the event
+    /// (true if it did). Any other waker is moved to `wakers`, for the caller to wake
+    /// once no lock is held. Returns how many of the wakes cross to another thread.
+    pub(crate) fn set_readiness(
+        &self,
+        ready: Ready,
+        in_place: &impl Fn(&Waker) -> bool,
+        wakers: &mut Vec<Waker>,
+    ) -> u64 {
         let _ = self.readiness.fetch_update(AcqRel, Acquire, |word| {
             let (old, shut, tick) = decode(word);
             let tick = tick.wrapping_add(1) & (usize::MAX >> TICK_SHIFT);
             Some((tick << TICK_SHIFT) | if shut { SHUTDOWN } else { 0 } | (old | ready).bits() as usize)
         });
-        let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        let mut w = lock(&self.waiters);
         let mut remote = 0;
         if !(ready & Direction::Read.mask()).is_empty() {
-            remote += wake_waiter(&mut w.reader, &self.armed[0], core, wakers);
+            remote += wake_waiter(&mut w.reader, &self.armed[0], in_place, wakers);
             if !w.shared[0].is_empty() {
-                remote += wake_shared(&mut w.shared[0], core, wakers);
+                remote += wake_shared(&mut w.shared[0], in_place, wakers);
             }
         }
         if !(ready & Direction::Write.mask()).is_empty() {
-            remote += wake_waiter(&mut w.writer, &self.armed[1], core, wakers);
+            remote += wake_waiter(&mut w.writer, &self.armed[1], in_place, wakers);
             if !w.shared[1].is_empty() {
-                remote += wake_shared(&mut w.shared[1], core, wakers);
+                remote += wake_shared(&mut w.shared[1], in_place, wakers);
             }
         }
         remote
@@ -200,7 +208,7 @@ impl ScheduledIo {
     /// wakers to the caller to wake (the slots are left empty: nothing comes later).
     pub(crate) fn shutdown(&self, wakers: &mut Vec<Waker>) {
         self.readiness.fetch_or(SHUTDOWN, AcqRel);
-        let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        let mut w = lock(&self.waiters);
         wakers.extend(w.reader.take());
         wakers.extend(w.writer.take());
         for list in &mut w.shared {
@@ -244,7 +252,7 @@ impl ScheduledIo {
             return Poll::Ready(ev);
         }
         {
-            let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+            let mut w = lock(&self.waiters);
             let list = &mut w.shared[direction as usize];
             if !list.iter().any(|existing| existing.will_wake(cx.waker())) {
                 list.push(cx.waker().clone());
@@ -263,7 +271,7 @@ impl ScheduledIo {
     fn register_and_recheck(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<ReadyEvent> {
         let waker = cx.waker();
         let armed = &self.armed[direction as usize];
-        let loop_task = crate::loop_task::is_loop_task_waker(waker);
+        let loop_task = is_task_waker(waker);
         let data = waker.data().cast_mut();
         // This task's waker is in the slot already: armed, it stays so until an event
         // wakes it, another waker replaces it (last one wins, as with the lock) or the
@@ -275,7 +283,7 @@ impl ScheduledIo {
                 || (tag == disarmed(data) && armed.compare_exchange(disarmed(data), data, AcqRel, Acquire).is_ok())
         };
         if !in_slot {
-            let mut w = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+            let mut w = lock(&self.waiters);
             let slot = match direction {
                 Direction::Read => &mut w.reader,
                 Direction::Write => &mut w.writer,
@@ -325,10 +333,10 @@ mod tests {
     fn stale_clear_keeps_a_newer_event() {
         let io = ScheduledIo::new(1);
         let mut wakers = vec![];
-        io.set_readiness(Ready::READABLE, None, &mut wakers);
+        io.set_readiness(Ready::READABLE, &|_| false, &mut wakers);
         let seen = io.ready_now(Direction::Read).unwrap();
         // A new edge arrives between WouldBlock and the clear.
-        io.set_readiness(Ready::READABLE, None, &mut wakers);
+        io.set_readiness(Ready::READABLE, &|_| false, &mut wakers);
         io.clear_readiness(seen);
         assert!(io.ready_now(Direction::Read).is_some(), "the newer event survived");
         let seen = io.ready_now(Direction::Read).unwrap();
@@ -360,10 +368,10 @@ mod tests {
         }
         let mut wakers = vec![];
         // Writability wakes no reader.
-        assert_eq!(io.set_readiness(Ready::WRITABLE, None, &mut wakers), 0);
+        assert_eq!(io.set_readiness(Ready::WRITABLE, &|_| false, &mut wakers), 0);
         assert!(wakers.is_empty());
         assert_eq!(
-            io.set_readiness(Ready::READABLE, None, &mut wakers),
+            io.set_readiness(Ready::READABLE, &|_| false, &mut wakers),
             3,
             "each waiter, once"
         );
@@ -371,7 +379,7 @@ mod tests {
         assert!(counts.iter().all(|c| c.0.load(SeqCst) == 1));
         let seen = io.ready_now(Direction::Read).unwrap();
         io.clear_readiness(seen);
-        io.set_readiness(Ready::READABLE, None, &mut wakers);
+        io.set_readiness(Ready::READABLE, &|_| false, &mut wakers);
         assert!(wakers.is_empty(), "the list was emptied by the first event");
     }
 
@@ -379,7 +387,7 @@ mod tests {
     fn closed_bits_survive_a_clear_and_directions_are_separate() {
         let io = ScheduledIo::new(1);
         let mut wakers = vec![];
-        io.set_readiness(Ready::WRITABLE | Ready::READ_CLOSED, None, &mut wakers);
+        io.set_readiness(Ready::WRITABLE | Ready::READ_CLOSED, &|_| false, &mut wakers);
         let ev = io.ready_now(Direction::Read).unwrap();
         io.clear_readiness(ev);
         assert!(io.ready_now(Direction::Read).unwrap().ready.is_read_closed());
@@ -410,7 +418,7 @@ mod tests {
                 .is_pending()
         );
         let mut wakers = vec![];
-        io.set_readiness(Ready::READABLE, None, &mut wakers);
+        io.set_readiness(Ready::READABLE, &|_| false, &mut wakers);
         wakers.drain(..).for_each(Waker::wake);
         assert_eq!(
             (reads.0.load(Ordering::SeqCst), writes.0.load(Ordering::SeqCst)),
@@ -460,7 +468,7 @@ mod loom_models {
                 })
                 .collect();
             let mut wakers = Vec::new();
-            io.set_readiness(Ready::READABLE, None, &mut wakers);
+            io.set_readiness(Ready::READABLE, &|_| false, &mut wakers);
             wakers.drain(..).for_each(Waker::wake);
             for w in waiters {
                 let (saw_it, flag) = w.join().unwrap();

@@ -3,7 +3,7 @@
 //! detached or polled on another thread.
 //!
 //! The loop side is driven by hand (poll through the vtable, then `complete`), as
-//! `LoopRunnable::run` does, so no event loop runs; the task's `Shared` is real (its
+//! `Runnable::run` does, so no event loop runs; the task's `Shared` is real (its
 //! inbox and wakeup word are loom-modelled, its mio waker is a real eventfd).
 //!
 //! What loom explores is the state word (reference count, outcome, `HANDLE`,
@@ -30,11 +30,23 @@ use loom::sync::atomic::AtomicUsize;
 use loom::sync::atomic::Ordering::SeqCst;
 use loom::thread;
 
-use super::raw::{Header, header, raw_waker};
-use super::runnable::complete;
-use super::{LoopRunnable, new_unchecked};
+use super::header::{Header, header};
+use super::runnable::finish;
+use super::spawn_unchecked as new_unchecked;
+use super::state::COMPLETE;
+use super::waker::raw_waker;
 use crate::config::EventLoopBuilder;
-use crate::shared::{Shared, WAKER_TOKEN};
+use crate::shared::{LoopRunnable, Shared};
+use crate::sys::WAKER_TOKEN;
+
+/// The loop's own step after a poll that returned `Ready`.
+///
+/// # Safety
+/// As `finish`: on the task's owner thread, the outcome stored, the task not listed.
+unsafe fn complete(ptr: NonNull<Header>) {
+    // SAFETY: per the contract; an unlisted task needs no local half.
+    unsafe { finish::<Arc<Shared>>(ptr, COMPLETE, None) };
+}
 
 /// A loop's shared half without a loop: what a task needs to exist.
 fn shared() -> Arc<Shared> {
@@ -63,7 +75,7 @@ struct SendPtr(NonNull<Header>);
 // SAFETY: only the loop thread of the model uses it, as the loop's own reference.
 unsafe impl Send for SendPtr {}
 
-/// Spawns the "loop": one turn of the task that completes it, as `LoopRunnable::run`
+/// Spawns the "loop": one turn of the task that completes it, as `Runnable::run`
 /// does for a task whose poll returns `Ready`.
 fn run_to_completion(runnable: LoopRunnable) -> thread::JoinHandle<()> {
     let ptr = SendPtr(runnable.ptr());
@@ -265,9 +277,9 @@ fn a_task_waiting_on_readiness_racing_an_event_is_woken_or_sees_it() {
             }
             if matches!(before, Slot::Woken) {
                 // An earlier event wakes the task; it runs (its remote wake is taken
-                // and spent, as `LoopRunnable::run` does) and drains the socket.
+                // and spent, as `Runnable::run` does) and drains the socket.
                 let mut others = Vec::new();
-                io.set_readiness(Ready::READABLE, None, &mut others);
+                io.set_readiness(Ready::READABLE, &|_| false, &mut others);
                 assert!(others.is_empty(), "a loop task's waker stays in its slot");
                 spend_remote_wake(&shared, header_ptr);
                 let seen = io.ready_now(Direction::Read).expect("the earlier event");
@@ -277,7 +289,7 @@ fn a_task_waiting_on_readiness_racing_an_event_is_woken_or_sees_it() {
                 let io = io.clone();
                 thread::spawn(move || {
                     let mut others = Vec::new();
-                    io.set_readiness(Ready::READABLE, None, &mut others);
+                    io.set_readiness(Ready::READABLE, &|_| false, &mut others);
                     assert!(others.is_empty(), "a loop task's waker stays in its slot");
                 })
             };
@@ -303,6 +315,6 @@ fn spend_remote_wake(shared: &Shared, ptr: NonNull<Header>) {
     // SAFETY: the model holds the loop's reference until its end.
     unsafe { header(ptr) }
         .state
-        .fetch_and(!super::raw::NOTIFIED, std::sync::atomic::Ordering::AcqRel);
+        .fetch_and(!super::state::NOTIFIED, std::sync::atomic::Ordering::AcqRel);
     drop(task);
 }

@@ -1,22 +1,21 @@
-//! What sits in a loop's queues.
+//! What sits in a loop's inbox and run queue.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use crate::loop_task::LoopRunnable;
 use crate::scheduled::{ScheduledState, ScheduledTask, TimerKey};
 use crate::tail::TailTask;
 
-/// One entry of the local run queue or the inbox.
+/// One entry of the local run queue or the inbox. `R` is a task's turn (the loop's
+/// [`Runnable`](crate::task::Runnable) type).
 ///
 /// Three words: the inbox's ring has a slot of this size per entry, so the rare large
 /// variants are boxed (a scheduled task or a tail task from another thread is one
 /// allocation more; a runnable or a closure, the common entries, is not). A due
-/// scheduled task never crosses threads, so it is not a `Task` at all: the run queue
+/// scheduled task never crosses threads, so it is not a `QueueItem` at all: the run queue
 /// keeps it unboxed (see `run_queue`).
-pub(crate) enum Task {
-    /// A loop task's turn to be polled.
-    Runnable(LoopRunnable),
+pub(crate) enum QueueItem<R> {
+    /// A task's turn to be polled.
+    Runnable(R),
     /// A closure from `execute`.
     Closure(Box<dyn FnOnce() + Send + 'static>),
     /// Another thread's `schedule`: insert into the wheel.
@@ -31,30 +30,13 @@ pub(crate) enum Task {
 }
 
 // Three words, as the ring's slot size depends on it (see above).
-const _: () = assert!(std::mem::size_of::<Task>() <= 3 * std::mem::size_of::<usize>());
+const _: () = assert!(std::mem::size_of::<QueueItem<Box<u8>>>() <= 3 * std::mem::size_of::<usize>());
 
-impl Task {
+impl<R> QueueItem<R> {
     pub(crate) fn into_closure(self) -> Option<Box<dyn FnOnce() + Send + 'static>> {
         match self {
-            Task::Closure(f) => Some(f),
+            QueueItem::Closure(f) => Some(f),
             _ => None,
-        }
-    }
-}
-
-/// Runs `f`, logging and swallowing a panic (spec section 7: the loop goes on).
-/// Returns false if it panicked.
-pub(crate) fn run_caught(what: &'static str, f: impl FnOnce()) -> bool {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(()) => true,
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .copied()
-                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-                .unwrap_or("<non-string panic payload>");
-            tracing::warn!(target: "netloop::reactor", kind = what, panic = msg, "a task panicked; the event loop goes on");
-            false
         }
     }
 }

@@ -7,11 +7,12 @@ use std::mem::ManuallyDrop;
 use std::panic::resume_unwind;
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::sync::atomic::Ordering::{AcqRel, Acquire};
+use std::sync::atomic::Ordering::Acquire;
 use std::task::{Context, Poll};
 use std::thread;
 
-use super::raw::{CANCEL, COMPLETE, FINAL, HANDLE, Header, JOIN_WAKER, REF_ONE, header, ref_count, ref_dec, ref_inc};
+use super::header::{Header, header};
+use super::state::{self, CANCEL, COMPLETE, FINAL, HandleRelease, JoinPoll, ref_dec, ref_inc};
 
 /// A future spawned on an event loop: await it for the output.
 ///
@@ -95,33 +96,10 @@ impl<T> Task<T> {
 
     /// The outcome once final: `None` if the future was dropped without one.
     fn poll_outcome(&mut self, cx: &mut Context<'_>) -> Poll<Option<thread::Result<T>>> {
-        let h = self.header();
-        let mut cur = h.state.load(Acquire);
-        loop {
-            if cur & FINAL != 0 {
-                return Poll::Ready(self.take_outcome(cur));
-            }
-            if cur & JOIN_WAKER != 0 {
-                // SAFETY: while JOIN_WAKER is set the slot is only read, by anyone.
-                let slot = unsafe { &*h.join_waker.get() };
-                if slot.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                    return Poll::Pending;
-                }
-                // Take the slot back to put another waker in it.
-                match h.state.compare_exchange_weak(cur, cur & !JOIN_WAKER, AcqRel, Acquire) {
-                    Ok(_) => cur &= !JOIN_WAKER,
-                    Err(actual) => {
-                        cur = actual;
-                        continue;
-                    }
-                }
-            }
-            // SAFETY: JOIN_WAKER is clear, so the task side does not read the slot.
-            unsafe { *h.join_waker.get() = Some(cx.waker().clone()) };
-            match h.state.compare_exchange_weak(cur, cur | JOIN_WAKER, AcqRel, Acquire) {
-                Ok(_) => return Poll::Pending,
-                Err(actual) => cur = actual,
-            }
+        // SAFETY: this is the task's one handle, holding a reference.
+        match unsafe { state::poll_join(self.header(), cx.waker()) } {
+            JoinPoll::Final(state) => Poll::Ready(self.take_outcome(state)),
+            JoinPoll::Pending => Poll::Pending,
         }
     }
 
@@ -138,42 +116,25 @@ impl<T> Task<T> {
     }
 }
 
-/// Gives up a handle: clears `HANDLE` and releases the handle's reference in one
-/// step, or, if the output is already there, drops it on this thread first.
+/// Gives up a handle, dropping the output on this thread if it is already there.
 ///
 /// # Safety
 /// Called once per handle, with the handle's reference.
 unsafe fn release(ptr: NonNull<Header>) {
     // SAFETY: the handle's reference keeps the task alive until it is released.
     let h = unsafe { header(ptr) };
-    let mut cur = h.state.load(Acquire);
-    loop {
-        if cur & COMPLETE != 0 {
-            // The task side saw HANDLE set and left the output to this handle.
-            // SAFETY: after COMPLETE the stage belongs to the handle.
-            unsafe { (h.vtable.drop_stage)(ptr) };
-            // SAFETY: the handle's reference is released.
-            unsafe { ref_dec(ptr) };
-            return;
-        }
-        // One read-modify-write for both: a detached or dropped handle is the common
-        // case, once per spawn.
-        match h
-            .state
-            .compare_exchange_weak(cur, (cur & !HANDLE) - REF_ONE, AcqRel, Acquire)
-        {
-            Ok(_) => {
-                if ref_count(cur) == 1 {
-                    // That was the last reference (the loop is done with the task, which
-                    // was closed without an output). AcqRel ordered every earlier
-                    // release before this point.
-                    // SAFETY: nothing else refers to the block.
-                    unsafe { (h.vtable.dealloc)(ptr) };
-                }
-                return;
+    match state::release_handle(h) {
+        HandleRelease::DropOutput => {
+            // SAFETY: after COMPLETE the stage belongs to the handle; then the handle's
+            // reference is released.
+            unsafe {
+                (h.vtable.drop_stage)(ptr);
+                ref_dec(ptr);
             }
-            Err(actual) => cur = actual,
         }
+        // SAFETY: that was the last reference (the task was closed without an output).
+        HandleRelease::Released { last: true } => unsafe { (h.vtable.dealloc)(ptr) },
+        HandleRelease::Released { last: false } => {}
     }
 }
 
@@ -190,16 +151,17 @@ impl<T> Future for Task<T> {
     }
 }
 
-/// Sets CANCEL and, the first time on a live task, gives the loop a turn of the task,
+/// Asks the task to stop: the first time on a live task, gives its owner a turn of it,
 /// where it sees CANCEL and drops the future.
 ///
 /// # Safety
 /// The caller holds a reference.
 unsafe fn request_cancel(ptr: NonNull<Header>) {
     // SAFETY: per the contract.
-    if unsafe { header(ptr) }.state.fetch_or(CANCEL, AcqRel) & (FINAL | CANCEL) == 0 {
+    let h = unsafe { header(ptr) };
+    if state::request_cancel(h) {
         // SAFETY: the caller's reference is borrowed for the call.
-        unsafe { super::schedule::wake(ptr, false) };
+        unsafe { (h.vtable.wake)(ptr, false) };
     }
 }
 
@@ -214,10 +176,7 @@ impl<T> Drop for Task<T> {
 
 impl<T> fmt::Debug for Task<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Task")
-            .field("loop_id", &self.header().meta.shared.id)
-            .field("finished", &self.is_finished())
-            .finish()
+        f.debug_struct("Task").field("finished", &self.is_finished()).finish()
     }
 }
 
@@ -345,6 +304,6 @@ impl fmt::Debug for AbortHandle {
 impl<T> Task<T> {
     /// References held right now (loop + handle + wakers + remote wakes in flight).
     pub(super) fn refs(&self) -> usize {
-        ref_count(self.header().state.load(Acquire))
+        state::ref_count(self.header().state.load(Acquire))
     }
 }

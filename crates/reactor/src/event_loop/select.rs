@@ -1,0 +1,239 @@
+//! Step 1 of an iteration, select, and step 2, process I/O (design §3).
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
+use std::task::Waker;
+use std::thread;
+use std::time::Duration;
+
+use super::Driver;
+use crate::clock;
+use crate::core::Core;
+use crate::idle_spin::IO_CHECK_ROUNDS;
+use crate::io::ready::Ready;
+use crate::io::scheduled_io::ScheduledIo;
+use crate::shared::Shared;
+use crate::sys::{self, WAKER_TOKEN};
+use crate::task::wake_in_place;
+use crate::wakeup::NONE;
+
+/// How long the loop backs off after `Poll::poll` fails (design §7).
+const POLL_ERROR_BACKOFF: Duration = Duration::from_secs(1);
+
+impl Driver {
+    /// Netty's select strategy: poll without blocking if anything is waiting, else
+    /// spin a little if the last pass took work from another thread, else block until
+    /// the next timer, the `wait_until` cap or a wake. The events stay in the selector
+    /// for [`process_io`](Self::process_io). Returns when the loop blocked and for how
+    /// long it meant to, if it did (for the premature-wakeup count).
+    pub(super) fn select(
+        &mut self,
+        core: &Core,
+        wait_until: Option<u64>,
+        extra_ready: Option<&AtomicBool>,
+    ) -> Option<(u64, Duration)> {
+        let shared = &core.shared;
+        let mut blocked = None;
+        // True when the loop found nothing to do: busy time stops here.
+        let mut went_idle = false;
+        let polled = if self.has_tasks(core, extra_ready) {
+            Some(self.selector.select(Some(Duration::ZERO)))
+        } else if let Some(polled) = self.spin_for_work(core, wait_until, extra_ready) {
+            Some(polled)
+        } else {
+            went_idle = true;
+            self.counters.busy_ticks += sys::busy_ticks().saturating_sub(self.busy_since);
+            // Published here, its only change, not at the end of the iteration: the loop
+            // may sleep long before that.
+            shared.published.busy_ticks.store(self.counters.busy_ticks, Relaxed);
+            let polled = self.select_idle(core, wait_until, extra_ready, &mut blocked);
+            shared.next_wakeup.set_awake();
+            polled
+        };
+        if went_idle {
+            self.busy_since = sys::busy_ticks();
+        }
+        self.after_select(shared, polled);
+        blocked
+    }
+
+    /// The select of a loop that found nothing to do: `None` if work came while the
+    /// timeout was worked out (then nothing was polled).
+    fn select_idle(
+        &mut self,
+        core: &Core,
+        wait_until: Option<u64>,
+        extra_ready: Option<&AtomicBool>,
+        blocked: &mut Option<(u64, Duration)>,
+    ) -> Option<std::io::Result<()>> {
+        let shared = &core.shared;
+        let next_timer = core.local.next_deadline();
+        let (before, timeout) = self.select_timeout(core, next_timer, wait_until);
+        if self.has_tasks(core, extra_ready) {
+            None
+        } else if shared.clock.is_paused() && next_timer.is_some() && shared.clock.may_auto_advance() {
+            // Paused time: look at I/O without waiting; if nothing happened, jump
+            // to the next timer (tokio's auto-advance).
+            let polled = self.selector.select(Some(Duration::ZERO));
+            if self.selector.events().is_empty() && !self.has_tasks(core, extra_ready) {
+                shared.clock.advance_to(next_timer.unwrap_or(NONE));
+            }
+            Some(polled)
+        } else {
+            *blocked = before.zip(timeout);
+            Some(self.park(core, timeout, extra_ready))
+        }
+    }
+
+    /// Handles the select's result: a failed poll is logged and backed off from
+    /// (design §7), and leaves no events behind.
+    fn after_select(&mut self, shared: &Shared, polled: Option<std::io::Result<()>>) {
+        match polled {
+            None => self.selector.clear(),
+            Some(Ok(())) => {}
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => self.selector.clear(),
+            Some(Err(e)) => {
+                self.selector.clear();
+                tracing::error!(target: "netloop::reactor", loop_id = shared.id, error = %e,
+                    "Poll::poll failed; backing off for 1 s");
+                thread::sleep(POLL_ERROR_BACKOFF);
+            }
+        }
+    }
+
+    /// The blocking select of an idle loop, between the park hooks, counted as a park
+    /// and an unpark.
+    fn park(
+        &mut self,
+        core: &Core,
+        timeout: Option<Duration>,
+        extra_ready: Option<&AtomicBool>,
+    ) -> std::io::Result<()> {
+        let shared = &core.shared;
+        self.counters.parks += 1;
+        // Published now: the loop may sleep long before the end of the iteration.
+        shared.published.parks.store(self.counters.parks, Relaxed);
+        let mut timeout = timeout;
+        if let Some(hook) = &self.on_park {
+            (hook.0)();
+            // The hook may have spawned a task or woken one on this thread, which
+            // sent no wakeup (the loop is its own thread): look before sleeping.
+            if self.has_tasks(core, extra_ready) {
+                timeout = Some(Duration::ZERO);
+            }
+        }
+        let polled = self.selector.select(timeout);
+        self.counters.unparks += 1;
+        if let Some(hook) = &self.on_unpark {
+            (hook.0)();
+        }
+        polled
+    }
+
+    /// Before the loop goes idle after a pass that took work from the inbox, looks
+    /// for work a little longer, as [`IdleSpin`] allows (see `idle_spin.rs`): each
+    /// round yields the core, then looks at the queues, and every
+    /// [`IO_CHECK_ROUNDS`] rounds at the selector without blocking, until the spin's
+    /// time is up. Returns the non-blocking select of the round that found work, or
+    /// `None` when none came (or the policy said not to spin) and the loop should
+    /// block. A timer that falls due meanwhile is late by the spin at most.
+    ///
+    /// `next_wakeup` stays AWAKE throughout, so producers need not wake the loop. A
+    /// `run_once` with a cap on its wait never spins.
+    fn spin_for_work(
+        &mut self,
+        core: &Core,
+        wait_until: Option<u64>,
+        extra_ready: Option<&AtomicBool>,
+    ) -> Option<std::io::Result<()>> {
+        if !std::mem::take(&mut self.took_from_inbox) || wait_until.is_some() {
+            return None;
+        }
+        let length = self.idle_spin.chance()?;
+        self.counters.idle_spins += 1;
+        let until = clock::now().saturating_add(length);
+        for round in 1u32.. {
+            thread::yield_now();
+            let found = if self.has_tasks(core, extra_ready) {
+                Some(self.selector.select(Some(Duration::ZERO)))
+            } else if round % IO_CHECK_ROUNDS == 0 {
+                let polled = self.selector.select(Some(Duration::ZERO));
+                (polled.is_err() || !self.selector.events().is_empty()).then_some(polled)
+            } else {
+                None
+            };
+            if let Some(polled) = found {
+                self.idle_spin.found_work();
+                self.counters.idle_spins_found_work += 1;
+                return Some(polled);
+            }
+            if clock::now() >= until {
+                break;
+            }
+        }
+        self.idle_spin.found_nothing();
+        None
+    }
+
+    /// The timeout of a blocking select, and the precise reading it was computed from
+    /// (`(None, None)`, without a reading, when nothing bounds the wait). Publishes the
+    /// wake-up deadline for the `next_wakeup` protocol either way.
+    ///
+    /// Timer deadlines are on the loop's (possibly paused) clock; the shutdown period
+    /// and a `run_once` cap are on the real one: they are combined as durations.
+    fn select_timeout(
+        &self,
+        core: &Core,
+        next_timer: Option<u64>,
+        wait_until: Option<u64>,
+    ) -> (Option<u64>, Option<Duration>) {
+        let shared = &core.shared;
+        if next_timer.is_none() && self.shutdown_wait_until.is_none() && wait_until.is_none() {
+            shared.next_wakeup.publish(NONE);
+            return (None, None);
+        }
+        let before = clock::now();
+        let timer_now = shared.clock.now_from(before);
+        let mut timeout = next_timer.map(|d| clock::until(timer_now, d));
+        for cap in [self.shutdown_wait_until, wait_until].into_iter().flatten() {
+            let cap = clock::until(before, cap);
+            timeout = Some(timeout.map_or(cap, |t| t.min(cap)));
+        }
+        shared
+            .next_wakeup
+            .publish(timeout.map_or(NONE, |t| clock::after(timer_now, t)));
+        (Some(before), timeout)
+    }
+
+    /// Records readiness for each event and wakes the tasks waiting on it.
+    /// Returns (I/O events, wakeups received).
+    pub(super) fn process_io(&mut self, core: &Core) -> (u64, u64) {
+        if self.selector.events().is_empty() {
+            return (0, 0);
+        }
+        let (mut io_events, mut wakeups, mut remote) = (0, 0, 0);
+        let in_place = |waker: &Waker| wake_in_place::<Arc<Shared>>(core, waker);
+        for event in self.selector.events().iter() {
+            if event.token() == WAKER_TOKEN {
+                wakeups += 1;
+                continue;
+            }
+            io_events += 1;
+            // SAFETY: every other token is a registration's, returned by this
+            // iteration's select; the registration set frees a registration only at
+            // `release_pending`, which runs before select, so it is still allocated.
+            let io = unsafe { ScheduledIo::from_token(event.token()) };
+            remote += io.set_readiness(Ready::from_mio(event), &in_place, &mut self.wake_buf);
+        }
+        self.selector.clear();
+        self.counters.io_events += io_events;
+        self.counters.io_wakes_remote += remote;
+        self.counters.wakeups_received += wakeups;
+        if !self.wake_buf.is_empty() {
+            // Wakers other than loop tasks' (see `ScheduledIo::set_readiness`).
+            self.wake_buf.drain(..).for_each(Waker::wake);
+        }
+        (io_events, wakeups)
+    }
+}

@@ -1,0 +1,174 @@
+//! Step 5 of an iteration, confirm shutdown, and the end of a loop: the final drain,
+//! closing registrations and tasks, termination (design §5).
+
+use std::task::Waker;
+
+use super::Driver;
+use crate::LoopState;
+use crate::clock;
+use crate::core::Core;
+use crate::fault::run_caught;
+use crate::scheduled::Timer;
+use crate::sync::lock;
+
+/// Passes of the final drain before leftovers are dropped.
+const FINAL_DRAIN_PASSES: usize = 16;
+
+impl Driver {
+    /// The loop is shutting down: note when tasks last ran (for the quiet period),
+    /// then confirm. True when the loop may exit.
+    pub(super) fn shutting_down(&mut self, core: &Core, ran: u64) -> bool {
+        if ran > 0 {
+            // Only the quiet period needs this, so it is only read while shutting down.
+            self.last_execution = clock::now();
+        }
+        if core.local.state.get() < LoopState::ShuttingDown {
+            core.local.state.set(LoopState::ShuttingDown);
+        }
+        self.confirm_shutdown(core, ran > 0)
+    }
+
+    fn run_shutdown_hooks(&mut self, core: &Core) -> bool {
+        let hooks = std::mem::take(&mut *lock(&core.shared.shutdown_hooks));
+        let ran = !hooks.is_empty();
+        for hook in hooks {
+            run_caught("shutdown hook", hook);
+        }
+        if ran {
+            self.last_execution = clock::now();
+        }
+        ran
+    }
+
+    fn cancel_scheduled_tasks(&mut self, core: &Core) {
+        let timers = core.local.scheduled.borrow_mut().drain();
+        for t in &timers {
+            if let Timer::Task(task) = t {
+                task.state.try_cancel();
+            }
+        }
+        drop(timers);
+    }
+
+    /// Netty's `confirmShutdown` (design §5). True when the loop may exit.
+    pub(super) fn confirm_shutdown(&mut self, core: &Core, ran_tasks: bool) -> bool {
+        self.cancel_scheduled_tasks(core);
+        let params = lock(&core.shared.shutdown).unwrap_or(core.shared.default_shutdown);
+        let now = clock::now();
+        let start = match self.graceful_start {
+            Some(s) => s,
+            None => {
+                // The quiet period is measured from the request at the earliest.
+                self.last_execution = self.last_execution.max(now);
+                *self.graceful_start.get_or_insert(now)
+            }
+        };
+        let hooks_ran = self.run_shutdown_hooks(core);
+        let timeout = clock::nanos(params.timeout);
+        let quiet = clock::nanos(params.quiet_period);
+        if now.saturating_sub(start) >= timeout {
+            return true;
+        }
+        if (ran_tasks || hooks_ran) && quiet == 0 {
+            return true;
+        }
+        let quiet_end = self.last_execution.saturating_add(quiet);
+        if now < quiet_end {
+            self.shutdown_wait_until = Some(quiet_end.min(start.saturating_add(timeout)));
+            return false;
+        }
+        true
+    }
+
+    /// After the run loop exits: Shutdown, final drain, close registrations, drop what
+    /// is left, Terminated (design §5).
+    pub(super) fn finish(&mut self, core: &Core) {
+        core.shared.advance_state(LoopState::Shutdown);
+        core.local.state.set(LoopState::Shutdown);
+        core.shared.inbox.close();
+        self.final_drain(core);
+        self.close_registrations(core);
+        self.final_drain(core);
+        self.terminate(core, true);
+    }
+
+    /// Deregisters and closes every registration, and wakes whoever waits on one:
+    /// their operations fail with an error instead of waiting forever.
+    pub(super) fn close_registrations(&mut self, core: &Core) {
+        let mut wakers = std::mem::take(&mut self.wake_buf);
+        for io in core.shared.io.close() {
+            io.shutdown(&mut wakers);
+        }
+        wakers.drain(..).for_each(Waker::wake);
+        self.wake_buf = wakers;
+    }
+
+    fn final_drain(&mut self, core: &Core) {
+        for _ in 0..FINAL_DRAIN_PASSES {
+            self.adopt_orphans(core);
+            self.cancel_scheduled_tasks(core);
+            let ran = self.run_all_tasks(core, None, None) + self.run_tail_tasks(core);
+            let hooks = self.run_shutdown_hooks(core);
+            if ran == 0 && !hooks && core.local.run_queue.borrow().is_empty() && core.shared.inbox.is_empty() {
+                break;
+            }
+        }
+    }
+
+    fn adopt_orphans(&mut self, core: &Core) {
+        let orphans = match lock(&core.shared.orphans).as_mut() {
+            Some(list) => std::mem::take(list),
+            None => return,
+        };
+        let mut q = core.local.run_queue.borrow_mut();
+        orphans.into_iter().for_each(|r| q.push_runnable(r));
+    }
+
+    /// Closes every live task and drops every queued one on this thread, then marks the
+    /// loop Terminated. `graceful`: warn about leftovers (they were not run).
+    pub(super) fn terminate(&mut self, core: &Core, graceful: bool) {
+        core.shared.inbox.close();
+        core.local.state.set(LoopState::Terminated);
+        self.cancel_scheduled_tasks(core);
+        let leftovers = core.local.run_queue.borrow().len()
+            + core.shared.inbox.len()
+            + core.local.tail.borrow().len()
+            + lock(&core.shared.orphans).as_ref().map_or(0, Vec::len);
+        core.local.clear_deferred();
+        // Wake every live task; with the state Terminated, each wake drops the task's
+        // runnable right here, which drops its future.
+        core.local.close_live_tasks();
+        loop {
+            let mut dropped = 0usize;
+            while let Some(task) = core.shared.inbox.pop() {
+                dropped += 1;
+                drop(task);
+            }
+            loop {
+                let next = core.local.run_queue.borrow_mut().pop();
+                let Some(task) = next else { break };
+                dropped += 1;
+                drop(task);
+            }
+            let tails = std::mem::take(&mut *core.local.tail.borrow_mut());
+            dropped += tails.len();
+            drop(tails);
+            let orphans = lock(&core.shared.orphans).as_mut().map(std::mem::take);
+            if let Some(orphans) = orphans {
+                dropped += orphans.len();
+                drop(orphans);
+            }
+            if dropped == 0 {
+                break;
+            }
+        }
+        *lock(&core.shared.orphans) = None;
+        if graceful && leftovers > 0 {
+            tracing::warn!(target: "netloop::reactor", loop_id = core.shared.id, tasks = leftovers,
+                "event loop terminated with a non-empty task queue; those tasks were dropped");
+        }
+        self.publish_metrics(core);
+        core.shared.set_state(LoopState::Terminated);
+        core.shared.termination.complete();
+    }
+}

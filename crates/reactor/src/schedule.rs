@@ -1,0 +1,70 @@
+//! The loop as the task layer sees it: [`Schedule`] for a loop's shared half, and how
+//! a submission finds its way in, on the owner's thread or from any other.
+
+use std::sync::Arc;
+
+use crate::block_cache::{BlockCache, LocalBlocks};
+use crate::context;
+use crate::core::Core;
+use crate::error::RejectedExecution;
+use crate::queue_item::QueueItem;
+use crate::scheduled::ScheduledTask;
+use crate::shared::{LoopItem, LoopRunnable, Shared, Wake};
+use crate::task::{Schedule, TaskList};
+
+impl Schedule for Arc<Shared> {
+    type Local = Core;
+
+    #[inline]
+    fn with_current<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
+        context::with_core(f)
+    }
+
+    #[inline]
+    fn is_local(&self, core: &Core) -> bool {
+        Arc::ptr_eq(self, &core.shared)
+    }
+
+    #[inline]
+    fn schedule_local(core: &Core, runnable: LoopRunnable) {
+        core.local.push_wake(runnable);
+    }
+
+    fn schedule_remote(&self, runnable: LoopRunnable) {
+        self.send_remote(runnable);
+    }
+
+    fn remote_blocks(&self) -> &BlockCache {
+        &self.blocks
+    }
+
+    fn local_blocks(core: &Core) -> &LocalBlocks {
+        &core.local.blocks
+    }
+
+    fn task_list(core: &Core) -> &TaskList {
+        &core.local.tasks
+    }
+}
+
+impl Shared {
+    /// Submits new work from any thread. On the loop's own thread it goes to the local
+    /// run queue with no atomic operation and no wake; from any other, through the
+    /// inbox and the wakeup protocol (design §4).
+    pub(crate) fn submit(&self, item: LoopItem, wake: Wake) -> Result<(), RejectedExecution> {
+        match context::on_own_core(self, item, |core, item| core.local.push_new(item)) {
+            Ok(result) => result,
+            Err(item) => self.submit_remote(item, wake),
+        }
+    }
+
+    /// [`submit`](Self::submit) for a scheduled task due at `deadline`. On the loop's
+    /// thread it goes into the wheel unboxed; only from another thread is it boxed into
+    /// an inbox message.
+    pub(crate) fn submit_scheduled(&self, task: ScheduledTask, deadline: u64) -> Result<(), RejectedExecution> {
+        match context::on_own_core(self, task, |core, task| core.local.push_scheduled(task)) {
+            Ok(result) => result,
+            Err(task) => self.submit_remote(QueueItem::Schedule(Box::new(task)), Wake::Before(deadline)),
+        }
+    }
+}

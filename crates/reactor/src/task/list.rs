@@ -1,0 +1,92 @@
+//! The owner's list of waiting tasks, threaded through their headers.
+//!
+//! A loop must drop every future it owns on its own thread before it terminates (a
+//! `!Send` future dropped anywhere else would be unsound), so it has to find the tasks
+//! that are still waiting. A task joins the list the first time a poll returns
+//! `Pending` (most short tasks never do) and leaves it when its future is dropped. The
+//! links live in the header, so joining and leaving allocate nothing and take no
+//! reference: the owner's reference keeps a listed task alive, and a task leaves the
+//! list before that reference is released.
+
+use std::cell::Cell;
+use std::ptr::NonNull;
+
+use super::header::{Header, header};
+use super::state;
+
+/// A doubly linked list of tasks, owner thread only.
+#[derive(Default)]
+pub(crate) struct TaskList {
+    head: Cell<Option<NonNull<Header>>>,
+    len: Cell<usize>,
+}
+
+// SAFETY: the list moves with its loop (an `EventLoop` may be created on one thread
+// and driven on another), but only the thread driving the loop ever reads or changes
+// it or the tasks it names: the loop refuses to be driven from a second thread, and a
+// loop dropped off its thread with tasks listed leaks them instead of touching them.
+unsafe impl Send for TaskList {}
+
+impl TaskList {
+    /// Tasks in the list.
+    pub(crate) fn len(&self) -> usize {
+        self.len.get()
+    }
+
+    /// Adds the task at `ptr` at the front.
+    ///
+    /// # Safety
+    /// On the owner's thread; the task is live, not in any list, and its `LISTED` bit
+    /// is set.
+    pub(super) unsafe fn push(&self, ptr: NonNull<Header>) {
+        // SAFETY: the owner's reference keeps the task alive.
+        let h = unsafe { header(ptr) };
+        let old = self.head.replace(Some(ptr));
+        h.prev.set(None);
+        h.next.set(old);
+        if let Some(old) = old {
+            // SAFETY: a listed task is alive (it leaves before it is freed).
+            unsafe { header(old) }.prev.set(Some(ptr));
+        }
+        self.len.set(self.len.get() + 1);
+    }
+
+    /// Removes the task at `ptr`.
+    ///
+    /// # Safety
+    /// On the owner's thread; the task is in this list.
+    pub(super) unsafe fn remove(&self, ptr: NonNull<Header>) {
+        // SAFETY: a listed task is alive, and so are its neighbours.
+        let h = unsafe { header(ptr) };
+        let (prev, next) = (h.prev.take(), h.next.take());
+        match prev {
+            // SAFETY: as above.
+            Some(prev) => unsafe { header(prev) }.next.set(next),
+            None => self.head.set(next),
+        }
+        if let Some(next) = next {
+            // SAFETY: as above.
+            unsafe { header(next) }.prev.set(prev);
+        }
+        self.len.set(self.len.get() - 1);
+    }
+
+    /// Wakes every listed task, one at a time, until the list is empty. Each leaves the
+    /// list before it is woken, so a wake that drops its future (the loop has
+    /// terminated) and with it other tasks (a task holding another's handle cancels
+    /// it) never meets a freed task here: those leave the list as their futures drop.
+    ///
+    /// # Safety
+    /// On the owner's thread, with nothing polled meanwhile.
+    pub(crate) unsafe fn wake_all(&self) {
+        while let Some(ptr) = self.head.get() {
+            // SAFETY: the task is in this list.
+            unsafe { self.remove(ptr) };
+            // SAFETY: a listed task is alive until its future is dropped.
+            let h = unsafe { header(ptr) };
+            state::set_unlisted(h);
+            // SAFETY: the owner's reference is borrowed for the call.
+            unsafe { (h.vtable.wake)(ptr, false) };
+        }
+    }
+}

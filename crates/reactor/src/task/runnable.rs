@@ -1,0 +1,208 @@
+//! A task's turn to run: what sits in the run queue and the inbox.
+
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
+use std::task::{Context, Waker};
+
+use super::Schedule;
+use super::header::{Header, header, scheduler};
+use super::state::{self, AfterPoll, CLOSED, COMPLETE, ref_dec, wake_join_waker};
+use super::waker::raw_waker;
+
+/// One turn of a task.
+///
+/// Two kinds: a *local* runnable stands for the task's `QUEUED` bit and borrows the
+/// owner's reference (at most one exists per task); a *remote* runnable is a wake from
+/// another thread (`NOTIFIED`) with a reference of its own, and becomes a turn only if
+/// the task is idle when the owner gets to it. Dropping a local runnable unrun drops
+/// the future (on the owner's thread, or on the spawning thread for a task that was
+/// never queued); dropping a remote one only releases its reference, so it may be
+/// dropped anywhere.
+pub(crate) struct Runnable<S: Schedule> {
+    /// The header's address, with [`REMOTE_TAG`] set for a remote runnable: one word,
+    /// so a queue push is one store.
+    tagged: NonNull<u8>,
+    _scheduler: PhantomData<S>,
+}
+
+/// Headers are at least 8-byte aligned, so the low bit is free.
+const REMOTE_TAG: usize = 1;
+
+// SAFETY: a local runnable crosses threads only on its first hand-off (spawned on one
+// thread, queued on its loop), when its future is `Send` or not built yet
+// (`spawn_pinned`); after that it stays on the owner's thread. A remote runnable never
+// touches the future or the owner-only state off the owner's thread.
+unsafe impl<S: Schedule> Send for Runnable<S> {}
+
+impl<S: Schedule> Runnable<S> {
+    /// A local runnable.
+    ///
+    /// # Safety
+    /// The caller just set the task's `QUEUED` bit (or allocated it, which starts
+    /// queued), and the task's scheduler is an `S`.
+    pub(super) unsafe fn from_scheduled(ptr: NonNull<Header>) -> Self {
+        Runnable {
+            tagged: ptr.cast(),
+            _scheduler: PhantomData,
+        }
+    }
+
+    /// A remote runnable.
+    ///
+    /// # Safety
+    /// The caller set `NOTIFIED` and gives the runnable a reference; the task's
+    /// scheduler is an `S`.
+    pub(super) unsafe fn from_notified(ptr: NonNull<Header>) -> Self {
+        const { assert!(align_of::<Header>() > REMOTE_TAG) };
+        Runnable {
+            tagged: ptr.cast::<u8>().map_addr(|a| a | REMOTE_TAG),
+            _scheduler: PhantomData,
+        }
+    }
+
+    pub(super) fn ptr(&self) -> NonNull<Header> {
+        let untagged = self.tagged.as_ptr().map_addr(|a| a & !REMOTE_TAG);
+        // SAFETY: the header's address is non-null and has the tag bit clear.
+        unsafe { NonNull::new_unchecked(untagged.cast()) }
+    }
+
+    fn is_remote(&self) -> bool {
+        self.tagged.addr().get() & REMOTE_TAG != 0
+    }
+
+    /// Polls the task once on its owner's thread, whose local half is `local`. A task
+    /// that woke itself while being polled goes back to the run queue; one that waits
+    /// for the first time joins the owner's task list.
+    ///
+    /// Inlined into its one caller, the loop's panic guard, which then holds the
+    /// whole turn in one frame.
+    #[inline]
+    pub(crate) fn run(self, local: &S::Local) {
+        let this = ManuallyDrop::new(self);
+        let ptr = this.ptr();
+        // SAFETY: a runnable holds or borrows a reference.
+        let h = unsafe { header(ptr) };
+        if this.is_remote() {
+            let idle = state::begin_remote_turn(h);
+            // SAFETY: the remote reference is released. If the task is not GONE the
+            // owner's reference keeps it alive below; if it is, `h` is not used again.
+            unsafe { ref_dec(ptr) };
+            if !idle {
+                return;
+            }
+        }
+        if state::is_cancelled(h) {
+            // SAFETY: the owner's thread, the task is not GONE.
+            unsafe { close::<S>(ptr, Some(local)) };
+            return;
+        }
+        state::begin_poll(h);
+        // The waker borrows the owner's reference: never dropped, so never released.
+        // SAFETY: the vtable's functions uphold the `RawWaker` contract.
+        let waker = ManuallyDrop::new(unsafe { Waker::from_raw(raw_waker(ptr)) });
+        let mut cx = Context::from_waker(&waker);
+        // SAFETY: the owner's thread polls a task that is not GONE.
+        if unsafe { (h.vtable.poll)(ptr, &mut cx) } {
+            // SAFETY: the outcome is stored; this thread owns the task.
+            unsafe { finish::<S>(ptr, COMPLETE, Some(local)) };
+            return;
+        }
+        match state::end_poll(h) {
+            // SAFETY: `end_poll` kept QUEUED for this runnable.
+            AfterPoll::Requeue => S::schedule_local(local, unsafe { Runnable::from_scheduled(ptr) }),
+            // SAFETY: the owner's thread, the task is live and not listed.
+            AfterPoll::List => unsafe { S::task_list(local).push(ptr) },
+            AfterPoll::Wait => {}
+        }
+    }
+}
+
+impl<S: Schedule> Drop for Runnable<S> {
+    fn drop(&mut self) {
+        if self.is_remote() {
+            // SAFETY: the remote reference is released.
+            unsafe { ref_dec(self.ptr()) };
+        } else {
+            // SAFETY: a local runnable is dropped unrun on the owner's thread, or on
+            // the spawning thread before the task was ever queued (see `Send` above).
+            unsafe { close::<S>(self.ptr(), None) };
+        }
+    }
+}
+
+/// Drops the future without an outcome (cancelled, or the loop is terminating), unless
+/// its destructor panics: that panic becomes the outcome.
+///
+/// # Safety
+/// On the owner thread (or the only thread that ever held the task), task not GONE,
+/// scheduler type `S`. `local`: the owner's local half, if the caller has it.
+pub(super) unsafe fn close<S: Schedule>(ptr: NonNull<Header>, local: Option<&S::Local>) {
+    // SAFETY: the owner's reference is still held.
+    let h = unsafe { header(ptr) };
+    // GONE first: wakes from inside the future's destructor are ignored.
+    state::set_done(h);
+    // SAFETY: the owner thread has the stage.
+    let panicked = unsafe { (h.vtable.drop_stage)(ptr) };
+    // A destructor's panic was stored as the outcome: the task completed with it.
+    // SAFETY: per the contract.
+    unsafe { finish::<S>(ptr, if panicked { COMPLETE } else { CLOSED }, local) };
+}
+
+/// Marks the task GONE, takes it out of the owner's list, publishes `outcome`
+/// (COMPLETE or CLOSED), tells the handle, and releases the owner's reference. An
+/// output nobody can take any more is dropped here, on the task's own thread.
+///
+/// # Safety
+/// On the owner thread; for COMPLETE the outcome is stored, for CLOSED the stage is
+/// already empty. Scheduler type `S`.
+pub(super) unsafe fn finish<S: Schedule>(ptr: NonNull<Header>, outcome: usize, local: Option<&S::Local>) {
+    // SAFETY: the owner's reference is still held.
+    let h = unsafe { header(ptr) };
+    if state::set_done(h) {
+        // SAFETY: the owner's thread; the task is listed.
+        unsafe { unlist::<S>(ptr, local) };
+    }
+    let handle_gone = state::handle_gone(h);
+    if handle_gone && outcome == COMPLETE {
+        // SAFETY: the handle is gone, so the stage is this thread's.
+        unsafe { (h.vtable.drop_stage)(ptr) };
+    }
+    // SAFETY: the owner's reference is released by this call or below.
+    let Some(prev) = (unsafe { state::publish_outcome(ptr, outcome, handle_gone) }) else {
+        return;
+    };
+    if outcome == COMPLETE && state::handle_gone_in(prev) {
+        // The handle went between the two looks: the stage is this thread's.
+        // SAFETY: as above.
+        unsafe { (h.vtable.drop_stage)(ptr) };
+    } else {
+        // SAFETY: the outcome is published.
+        unsafe { wake_join_waker(h, prev) };
+    }
+    // SAFETY: the owner's reference is released; `ptr` is not used after.
+    unsafe { ref_dec(ptr) };
+}
+
+/// Takes a listed task out of its owner's list.
+///
+/// # Safety
+/// On the owner's thread; the task is listed; scheduler type `S`.
+unsafe fn unlist<S: Schedule>(ptr: NonNull<Header>, local: Option<&S::Local>) {
+    // SAFETY: the caller holds the owner's reference.
+    let h = unsafe { header(ptr) };
+    state::set_unlisted(h);
+    // SAFETY: as above, and the task is listed in its owner's list.
+    let remove = |local: &S::Local| unsafe { S::task_list(local).remove(ptr) };
+    match local {
+        Some(local) => remove(local),
+        None => {
+            // SAFETY: the scheduler is an `S`.
+            let listed_here = unsafe { scheduler::<S>(ptr) }.with_local(remove);
+            debug_assert!(
+                listed_here.is_some(),
+                "a listed task was finished off its owner's thread"
+            );
+        }
+    }
+}
