@@ -1,7 +1,6 @@
 //! `EventLoopHandle`: how any thread submits work to a loop.
 
 use std::future::Future;
-use std::io;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -15,7 +14,6 @@ use crate::context;
 use crate::error::{
     AwaitTerminationError, ConfigError, RejectReason, RejectedExecution, ScheduleError, SpawnLocalError,
 };
-use crate::io::{Interest, PollEvented};
 use crate::metrics::LoopMetrics;
 use crate::queue_item::QueueItem;
 use crate::scheduled::{Job, PeriodFrom, ScheduledState, ScheduledTask, TimerKey, TimerRegistration, TimerState};
@@ -305,12 +303,6 @@ impl EventLoopHandle {
         Fut::Output: Send + 'static,
     {
         spawn::spawn_pinned(&self.shared, make)
-    }
-
-    /// Registers an I/O source with this loop's `Poll`. The returned [`PollEvented`]
-    /// caches readiness and deregisters the source when dropped.
-    pub fn register<S: mio::event::Source>(&self, source: S, interest: Interest) -> io::Result<PollEvented<S>> {
-        PollEvented::new_with(self, source, interest)
     }
 
     /// Runs `hook` on the loop while it shuts down (before it terminates).

@@ -432,3 +432,11 @@ impl<S: Source> Drop for PollEvented<S> {
         }
     }
 }
+
+impl EventLoopHandle {
+    /// Registers an I/O source with this loop's `Poll`. The returned [`PollEvented`]
+    /// caches readiness and deregisters the source when dropped.
+    pub fn register<S: mio::event::Source>(&self, source: S, interest: Interest) -> io::Result<PollEvented<S>> {
+        PollEvented::new_with(self, source, interest)
+    }
+}

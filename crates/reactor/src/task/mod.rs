@@ -19,8 +19,8 @@
 //! | `header.rs` | the type-erased [`Header`] and the vtable of typed operations |
 //! | `state.rs` | every bit of both state words and every transition of them |
 //! | `raw.rs` | the heap block: allocation, the future's stage, deallocation |
-//! | `waker.rs` | the waker, and both ways a wake reaches the owner |
-//! | `runnable.rs` | [`Runnable`]: one turn of a task in a run queue |
+//! | `waker.rs` | the one waker vtable of every task |
+//! | `runnable.rs` | [`Runnable`]: one turn of a task, and both ways a wake makes one |
 //! | `join.rs` | [`Task`], [`FallibleTask`] and [`AbortHandle`] |
 //! | `list.rs` | [`TaskList`]: the owner's list of tasks that are waiting |
 //!
@@ -41,8 +41,8 @@ use std::future::Future;
 
 pub use join::{AbortHandle, FallibleTask, Task};
 pub(crate) use list::TaskList;
-pub(crate) use runnable::Runnable;
-pub(crate) use waker::{is_task_waker, wake_in_place};
+pub(crate) use runnable::{Runnable, wake_in_place};
+pub(crate) use waker::is_task_waker;
 
 use crate::block_cache::{BlockCache, LocalBlocks};
 

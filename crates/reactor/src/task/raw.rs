@@ -83,7 +83,7 @@ impl<F: Future, S: Schedule, P: Padding> TaskCell<F, S, P> {
         poll: poll::<F, S>,
         drop_stage: drop_stage::<F, S>,
         take_output: take_output::<F, S>,
-        wake: super::waker::wake::<S>,
+        wake: super::runnable::wake::<S>,
         dealloc: dealloc::<F, S, P>,
     };
 

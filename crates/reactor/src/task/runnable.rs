@@ -1,4 +1,6 @@
-//! A task's turn to run: what sits in the run queue and the inbox.
+//! A task's turn to run (what sits in the run queue and the inbox), and the two ways a
+//! wake makes one: on the owner's thread with plain loads and stores, from any other
+//! thread as a remote runnable.
 
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
@@ -8,7 +10,7 @@ use std::task::{Context, Waker};
 use super::Schedule;
 use super::header::{Header, header, scheduler};
 use super::state::{self, AfterPoll, CLOSED, COMPLETE, ref_dec, wake_join_waker};
-use super::waker::raw_waker;
+use super::waker::{from_waker_data, is_task_waker, raw_waker};
 
 /// One turn of a task.
 ///
@@ -205,4 +207,82 @@ unsafe fn unlist<S: Schedule>(ptr: NonNull<Header>, local: Option<&S::Local>) {
             );
         }
     }
+}
+
+/// Wakes the task at `ptr`, whose loop type is `S`. `owned`: the caller hands over a
+/// reference (a `Waker` consumed by `wake`); otherwise it only borrows one.
+///
+/// # Safety
+/// The caller holds a reference to the task, which was allocated with scheduler `S`.
+pub(super) unsafe fn wake<S: Schedule>(ptr: NonNull<Header>, owned: bool) {
+    // SAFETY: the caller's reference keeps the task alive.
+    let h = unsafe { header(ptr) };
+    // The owner check borrows the scheduler from the task only for itself: queueing
+    // the task may free it (its loop has terminated), and with it the scheduler.
+    let on_owner = S::with_current(|local| match local {
+        // SAFETY: per the contract.
+        Some(local) if unsafe { scheduler::<S>(ptr) }.is_local(local) => {
+            queue_local::<S>(local, ptr);
+            true
+        }
+        _ => false,
+    });
+    if on_owner {
+        if owned {
+            // SAFETY: the handed-over reference is released; `ptr` is not used after.
+            unsafe { ref_dec(ptr) };
+        }
+        return;
+    }
+    if !state::notify_remote(h, owned) {
+        if owned {
+            // SAFETY: as above.
+            unsafe { ref_dec(ptr) };
+        }
+        return;
+    }
+    // The runnable holds a reference of its own (the caller's, or one just counted).
+    // Keep the loop alive for the whole send: once sent, the runnable may run and the
+    // task be freed (with its scheduler) before `schedule_remote` returns.
+    // SAFETY: per the contract.
+    let scheduler = unsafe { scheduler::<S>(ptr) }.clone();
+    // SAFETY: `notify_remote` set NOTIFIED and gave the runnable its reference.
+    scheduler.schedule_remote(unsafe { Runnable::from_notified(ptr) });
+}
+
+/// A wake on the owner's thread: queues a local runnable unless one is queued or the
+/// task is being polled or done. Takes the pointer, not a reference: queueing may free
+/// the task.
+#[inline]
+fn queue_local<S: Schedule>(local: &S::Local, ptr: NonNull<Header>) {
+    // SAFETY: the caller holds a reference to the task.
+    if state::wake_local(unsafe { header(ptr) }) {
+        // SAFETY: `wake_local` just set QUEUED for this runnable.
+        S::schedule_local(local, unsafe { Runnable::from_scheduled(ptr) });
+    }
+}
+
+/// Wakes by reference the task of `waker` if it is one of `local`'s loop's tasks,
+/// without `wake`'s thread-local lookup or indirect call: for the loop dispatching I/O
+/// events, which already holds its local half. False, doing nothing, for any other
+/// waker.
+#[inline]
+pub(crate) fn wake_in_place<S: Schedule>(local: &S::Local, waker: &Waker) -> bool {
+    if !is_task_waker(waker) {
+        return false;
+    }
+    // SAFETY: the waker has `WAKER_VTABLE`.
+    let ptr = unsafe { from_waker_data(waker.data()) };
+    // SAFETY: the waker holds a reference for the whole call.
+    let h = unsafe { header(ptr) };
+    if !std::ptr::fn_addr_eq(h.vtable.wake, wake::<S> as unsafe fn(NonNull<Header>, bool)) {
+        // A task of another loop type.
+        return false;
+    }
+    // SAFETY: the task's scheduler is an `S` (its vtable's wake is `wake::<S>`).
+    if !unsafe { scheduler::<S>(ptr) }.is_local(local) {
+        return false;
+    }
+    queue_local::<S>(local, ptr);
+    true
 }
