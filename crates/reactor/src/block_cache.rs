@@ -4,9 +4,7 @@
 //! freed on the loop's thread. glibc (and other allocators with per-thread arenas)
 //! hands such a free back to the arena the block came from, under that arena's lock,
 //! while the spawning thread takes the same lock to allocate the next task: one
-//! thread spawning onto busy loops made a `futex` call for nearly every spawn
-//! (measured: about 9,000 per 10,000 spawns in `spawn_many_local`), and the shape took
-//! twice as long as it does with this cache.
+//! thread spawning onto busy loops contends for that lock at nearly every spawn.
 //!
 //! So a loop keeps the blocks of its remote-spawned tasks: the last reference to such
 //! a task puts the block here instead of freeing it, and the next spawn onto this loop
@@ -20,9 +18,8 @@
 //! operation. The allocator serves one such spawn quickly from its per-thread cache,
 //! but that cache is small (glibc's keeps 7 blocks of a size); a task that spawns a
 //! thousand others, or a burst of a thousand short tasks, goes to the allocator's
-//! slower shared bins for most of them. Measured on `ping_pong` (2,001 local spawns and
-//! 2,000 oneshot channels per iteration), glibc's `_int_malloc` and `_int_free` were
-//! 15% of the samples.
+//! slower shared bins for most of them. (`docs/BENCHMARKS.md`, "Why the code is shaped
+//! so", has what both caches saved when they were added.)
 //!
 //! # Memory
 //!

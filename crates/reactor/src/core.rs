@@ -30,19 +30,18 @@ impl Core {
     }
 }
 
-/// Reads one of the loop's queues for a moment, without a borrow guard.
+/// Reads one of the loop's queues for a moment, without a borrow guard: the loop asks
+/// its queues for a length or the first deadline several times per iteration, and a
+/// guard's two updates of the borrow flag each time are measurable there.
 ///
-/// The loop asks its queues for a length or the first deadline about a dozen times
-/// per iteration. A `RefCell` guard costs a check and two updates of the borrow flag
-/// each time; this costs the check only (16 instructions less per echoed request,
-/// callgrind at 4,000 requests/s). Private to this module: only the accessors of
-/// [`Local`] call it, each with a pure read.
+/// # Safety
+/// `read` is a pure accessor (a length, an emptiness check, the first deadline): it
+/// runs no task code and touches no other cell, so nothing can borrow `cell` mutably
+/// while it holds the reference.
 #[inline(always)]
-fn peek<T, R>(cell: &RefCell<T>, read: impl FnOnce(&T) -> R) -> R {
-    // SAFETY: every caller passes a pure accessor (a length, an emptiness check, the
-    // first deadline): it runs no task code and touches no other cell, so nothing can
-    // borrow `cell` mutably while `read` holds the reference. A mutable borrow already
-    // out makes this fail instead.
+unsafe fn peek<T, R>(cell: &RefCell<T>, read: impl FnOnce(&T) -> R) -> R {
+    // SAFETY: per the contract, no mutable borrow can start while `read` runs; one
+    // already out makes this fail instead.
     match unsafe { cell.try_borrow_unguarded() } {
         Ok(value) => read(value),
         Err(_) => panic!("a loop queue was read while it was being changed"),
@@ -173,13 +172,15 @@ impl Local {
     /// Entries in the run queue.
     #[inline]
     pub(crate) fn run_queue_len(&self) -> usize {
-        peek(&self.run_queue, RunQueue::len)
+        // SAFETY: a pure accessor.
+        unsafe { peek(&self.run_queue, RunQueue::len) }
     }
 
     /// Wakers waiting for the next I/O poll.
     #[inline]
     pub(crate) fn deferred_len(&self) -> usize {
-        peek(&self.deferred, Vec::len)
+        // SAFETY: a pure accessor.
+        unsafe { peek(&self.deferred, Vec::len) }
     }
 
     /// Keeps `waker` for [`wake_deferred`](Self::wake_deferred); a task that yields
@@ -217,20 +218,23 @@ impl Local {
     /// Tail tasks waiting for the end of the iteration.
     #[inline]
     pub(crate) fn tail_len(&self) -> usize {
-        peek(&self.tail, Vec::len)
+        // SAFETY: a pure accessor.
+        unsafe { peek(&self.tail, Vec::len) }
     }
 
     /// Timers in the wheel (cancelled ones not yet removed included).
     #[inline]
     pub(crate) fn scheduled_len(&self) -> usize {
-        peek(&self.scheduled, ScheduledQueue::len)
+        // SAFETY: a pure accessor.
+        unsafe { peek(&self.scheduled, ScheduledQueue::len) }
     }
 
     /// When the loop must next look at its timers: a lower bound of the next scheduled
     /// task's deadline (exact once that deadline's slot has come), if any.
     #[inline]
     pub(crate) fn next_deadline(&self) -> Option<u64> {
-        peek(&self.scheduled, ScheduledQueue::peek_deadline)
+        // SAFETY: a pure accessor.
+        unsafe { peek(&self.scheduled, ScheduledQueue::peek_deadline) }
     }
 
     /// Wakes every waiting task; with the loop terminated, each wake drops the task's

@@ -28,7 +28,7 @@ use crate::termination::TerminationFuture;
 ///
 /// Submissions made on the loop's own thread go to its local run queue without any
 /// atomic operation or wake; submissions from other threads go through the inbox and
-/// wake the loop only if it is blocked (spec section 4).
+/// wake the loop only if it is blocked (design §4).
 #[derive(Clone)]
 #[repr(transparent)]
 pub struct EventLoopHandle {
@@ -156,37 +156,30 @@ impl EventLoopHandle {
     /// Runs `f` first after `initial_delay`, then every `period` measured from the
     /// previous scheduled time: a run that starts late is followed by catch-up runs.
     /// Cancelled if `f` panics. A zero period is an error.
-    pub fn schedule_at_fixed_rate<F>(
+    pub fn schedule_at_fixed_rate(
         &self,
         initial_delay: Duration,
         period: Duration,
-        f: F,
-    ) -> Result<ScheduledHandle, ScheduleError>
-    where
-        F: FnMut() + Send + 'static,
-    {
-        self.schedule_periodic(initial_delay, period, PeriodFrom::Deadline, Box::new(f))
+        f: impl FnMut() + Send + 'static,
+    ) -> Result<ScheduledHandle, ScheduleError> {
+        self.schedule_periodic(initial_delay, (period, PeriodFrom::Deadline), Box::new(f))
     }
 
     /// Runs `f` first after `initial_delay`, then `delay` after each run finishes.
     /// Cancelled if `f` panics. A zero delay is an error.
-    pub fn schedule_with_fixed_delay<F>(
+    pub fn schedule_with_fixed_delay(
         &self,
         initial_delay: Duration,
         delay: Duration,
-        f: F,
-    ) -> Result<ScheduledHandle, ScheduleError>
-    where
-        F: FnMut() + Send + 'static,
-    {
-        self.schedule_periodic(initial_delay, delay, PeriodFrom::Finish, Box::new(f))
+        f: impl FnMut() + Send + 'static,
+    ) -> Result<ScheduledHandle, ScheduleError> {
+        self.schedule_periodic(initial_delay, (delay, PeriodFrom::Finish), Box::new(f))
     }
 
     fn schedule_periodic(
         &self,
         initial_delay: Duration,
-        every: Duration,
-        from: PeriodFrom,
+        (every, from): (Duration, PeriodFrom),
         f: Box<dyn FnMut() + Send + 'static>,
     ) -> Result<ScheduledHandle, ScheduleError> {
         if every.is_zero() {
@@ -401,7 +394,7 @@ impl EventLoopHandle {
         &self.shared.clock
     }
 
-    /// A snapshot of the loop's metrics (spec section 8).
+    /// A snapshot of the loop's metrics (design §8).
     pub fn metrics(&self) -> LoopMetrics {
         let s = &self.shared;
         let p = &s.published;

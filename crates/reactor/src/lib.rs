@@ -55,17 +55,20 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! ## Where the spec lives
+//! ## Where the design lives
 //!
-//! | spec section | module |
+//! The design this crate follows is `docs/event-loop-design.md` (cited in the code as
+//! `design §N`); `docs/ARCHITECTURE.md` draws its layers.
+//!
+//! | design section | module |
 //! |---|---|
-//! | 2. state and queues | [`LoopState`], `core.rs` (local queue, timing wheel, tail), `inbox.rs` |
-//! | 3. the run loop | `event_loop.rs`: `iteration`, `process_io`, `run_all_tasks`, `run_tail_tasks` |
-//! | 4. wakeups | `wakeup.rs` (`next_wakeup`), `shared.rs` (`wake`, `submit`) |
-//! | 5. graceful shutdown | `event_loop.rs`: `confirm_shutdown`, `finish`, `terminate`; `termination.rs` |
-//! | 6. fairness and I/O | [`coop`], [`io`] |
-//! | 7. faults | `task.rs` (`run_caught`), `event_loop.rs` (poll error back-off) |
-//! | 8. metrics | [`LoopMetrics`] |
+//! | §2 state and queues | [`LoopState`], `core.rs` (run queue, timing wheel, tail), `inbox.rs` |
+//! | §3 the run loop | `event_loop/`: `iteration`, `select`, `process_io`, `run_tasks`, `run_tail_tasks` |
+//! | §4 wakeups | `wakeup.rs` (`next_wakeup`), `schedule.rs` (`submit`), `shared.rs` (`wake`) |
+//! | §5 graceful shutdown | `event_loop/shutdown.rs`: `confirm_shutdown`, `finish`, `terminate`; `termination.rs` |
+//! | §6 fairness and I/O | [`coop`], [`io`] |
+//! | §7 faults | `fault.rs` (`run_caught`), `event_loop/select.rs` (poll error back-off) |
+//! | §8 metrics | [`LoopMetrics`] |
 
 #![deny(missing_docs)]
 
@@ -117,7 +120,7 @@ pub use tail::TailTaskHandle;
 pub use task::{AbortHandle, FallibleTask, Task};
 pub use termination::TerminationFuture;
 
-/// The life of a loop (spec section 2). States only move forward.
+/// The life of a loop (design §2). States only move forward.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum LoopState {

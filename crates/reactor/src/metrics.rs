@@ -1,4 +1,4 @@
-//! Per-loop metrics (spec section 8).
+//! Per-loop metrics (design §8).
 //!
 //! The loop keeps its counters in plain fields and publishes them with one relaxed
 //! store each per iteration, so reading metrics costs the loop nothing per task. Only
@@ -67,8 +67,8 @@ pub struct LoopMetrics {
     /// the coarse monotonic clock, which moves once per scheduler tick (1 to 4 ms) on
     /// Linux: a short stretch of work may count as zero or as a whole tick, but the
     /// errors cancel out over many stretches, so over a second or more the total is
-    /// accurate. The precise clock would cost two reads each time the loop sleeps,
-    /// which at 50,000 wake-ups a second was about 2% of the loop's CPU time.
+    /// accurate. The precise clock would cost two reads each time the loop sleeps, a
+    /// cost that grows with the rate of wake-ups.
     pub busy: Duration,
     /// `busy` divided by the time since the loop started (0 before it started).
     pub utilization: f64,

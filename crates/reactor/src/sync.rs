@@ -21,28 +21,24 @@ pub(crate) trait Lock {
     fn lock_or_recover(&self) -> Self::Guard<'_>;
 }
 
-impl<T: ?Sized> Lock for std::sync::Mutex<T> {
-    type Guard<'a>
-        = std::sync::MutexGuard<'a, T>
-    where
-        Self: 'a;
+macro_rules! impl_lock {
+    ($($mutex:ident)::+, $($guard:ident)::+) => {
+        impl<T> Lock for $($mutex)::+<T> {
+            type Guard<'a>
+                = $($guard)::+<'a, T>
+            where
+                Self: 'a;
 
-    fn lock_or_recover(&self) -> Self::Guard<'_> {
-        self.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
+            fn lock_or_recover(&self) -> Self::Guard<'_> {
+                self.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+            }
+        }
+    };
 }
 
+impl_lock!(std::sync::Mutex, std::sync::MutexGuard);
 #[cfg(loom)]
-impl<T> Lock for loom::sync::Mutex<T> {
-    type Guard<'a>
-        = loom::sync::MutexGuard<'a, T>
-    where
-        Self: 'a;
-
-    fn lock_or_recover(&self) -> Self::Guard<'_> {
-        self.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
+impl_lock!(loom::sync::Mutex, loom::sync::MutexGuard);
 
 /// Locks `mutex`, recovering from poisoning. Every mutex of the loop guards data that
 /// is whole between any two statements of its critical sections (a list pushed to or

@@ -86,9 +86,9 @@ impl Selector {
 ///
 /// On x86_64 it is the CPU's time-stamp counter: one instruction, no memory access,
 /// exact. (Every x86_64 CPU of the last fifteen years runs it at a constant rate and
-/// in step across cores; Linux keeps its own clock on it.) The clock calls it
-/// replaces were about 1% of a loop's CPU time at 50,000 wake-ups a second, mostly
-/// cache misses on the vDSO's code and data after a sleep.
+/// in step across cores; Linux keeps its own clock on it.) A clock call after a sleep
+/// misses the cache on the vDSO's code and data; this does not (the cost of both is in
+/// `docs/BENCHMARKS.md`, "Why the code is shaped so").
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 #[inline]
 pub(crate) fn busy_ticks() -> u64 {

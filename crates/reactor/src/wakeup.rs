@@ -1,6 +1,6 @@
 //! `next_wakeup`: the one word that lets producers skip waking a busy loop.
 //!
-//! Netty's `nextWakeupNanos`, spec section 4. The loop stores the deadline it is about
+//! Netty's `nextWakeupNanos`, design §4. The loop stores the deadline it is about
 //! to block until (or [`NONE`]) right before it blocks in `Poll::poll`, and [`AWAKE`]
 //! as soon as it returns. A producer on another thread publishes its task first and
 //! only then looks at the word: if the loop is awake, the task will be seen before the

@@ -1,4 +1,4 @@
-//! Behaviour of `netloop-reactor` beyond the spec's scenarios: typed errors for bad
+//! Behaviour of `netloop-reactor` beyond the design's scenarios: typed errors for bad
 //! arguments, the bounded inbox, panics, driving rules, I/O registrations, the
 //! cooperative budget, wakeup accounting, where futures are dropped, and metrics.
 
@@ -1335,7 +1335,7 @@ fn a_zero_idle_spin_never_spins() {
 }
 
 // ---------------------------------------------------------------------------------
-// Shutdown and tail-task wakeups (spec sections 3 to 5).
+// Shutdown and tail-task wakeups (design §3 to 5).
 // ---------------------------------------------------------------------------------
 
 /// After `h`'s loop was asked to shut down, expects its `run()` (already called, on

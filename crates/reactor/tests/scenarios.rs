@@ -1,8 +1,8 @@
-//! The 17 scenarios of spec section 9 (ported from Netty's own test suites), one test
-//! each, with the numbers the spec gives.
+//! The 17 scenarios of design §9 (ported from Netty's own test suites), one test
+//! each, with the numbers the design (§9) gives.
 //!
-//! Timing assertions follow the spec: lower bounds are exact, upper bounds are the
-//! spec's (which already carry Netty's jitter allowance). Tests that measure time
+//! Timing assertions follow the design (§9): lower bounds are exact, upper bounds are the
+//! design's (which already carry Netty's jitter allowance). Tests that measure time
 //! tightly or burn a core take [`common::serial`] so they do not disturb each other.
 
 mod common;

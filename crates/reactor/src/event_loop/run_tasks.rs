@@ -30,7 +30,9 @@ fn task_time_is_up(start: Option<u64>, budget: Option<u64>) -> bool {
 /// A task's turn, under a fresh cooperative budget; a panic that escapes the task (it
 /// catches its future's own) is logged and the loop goes on.
 fn run_runnable(core: &Core, runnable: LoopRunnable) {
-    coop::with_budget(|| run_caught("future", || runnable.run(core)));
+    // SAFETY: every runnable in a loop's queues is a turn of one of its own tasks, and
+    // `core` is that loop's, driven by this thread.
+    coop::with_budget(|| run_caught("future", || unsafe { runnable.run(core) }));
 }
 
 impl Driver {

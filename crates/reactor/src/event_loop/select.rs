@@ -11,8 +11,8 @@ use super::Driver;
 use crate::clock;
 use crate::core::Core;
 use crate::idle_spin::IO_CHECK_ROUNDS;
+use crate::io::readiness::Readiness;
 use crate::io::ready::Ready;
-use crate::io::scheduled_io::ScheduledIo;
 use crate::shared::Shared;
 use crate::sys::{self, WAKER_TOKEN};
 use crate::task::wake_in_place;
@@ -223,7 +223,7 @@ impl Driver {
             // SAFETY: every other token is a registration's, returned by this
             // iteration's select; the registration set frees a registration only at
             // `release_pending`, which runs before select, so it is still allocated.
-            let io = unsafe { ScheduledIo::from_token(event.token()) };
+            let io = unsafe { Readiness::from_token(event.token()) };
             remote += io.set_readiness(Ready::from_mio(event), &in_place, &mut self.wake_buf);
         }
         self.selector.clear();
@@ -231,7 +231,7 @@ impl Driver {
         self.counters.io_wakes_remote += remote;
         self.counters.wakeups_received += wakeups;
         if !self.wake_buf.is_empty() {
-            // Wakers other than loop tasks' (see `ScheduledIo::set_readiness`).
+            // Wakers other than loop tasks' (see `Readiness::set_readiness`).
             self.wake_buf.drain(..).for_each(Waker::wake);
         }
         (io_events, wakeups)

@@ -8,8 +8,8 @@ use std::task::{Context, Poll, ready};
 use mio::event::Source;
 use mio::unix::SourceFd;
 
+use super::readiness::{Readiness, ReadyEvent};
 use super::ready::Direction;
-use super::scheduled_io::{ReadyEvent, ScheduledIo};
 use super::{Interest, Ready};
 use crate::context;
 use crate::coop;
@@ -26,7 +26,7 @@ fn shut_down_error() -> io::Error {
 /// Owned by a [`PollEvented`]; dropping it forgets the registration on the loop.
 pub struct Registration {
     shared: Arc<Shared>,
-    io: Arc<ScheduledIo>,
+    io: Arc<Readiness>,
 }
 
 impl std::fmt::Debug for Registration {
@@ -123,7 +123,20 @@ impl Registration {
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
-        op: impl FnMut() -> io::Result<R>,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_io_with(cx, direction, Self::poll_ready, || op().map(|r| (r, false)))
+    }
+
+    /// [`poll_io`](Self::poll_io) for an operation that can tell it drained the source
+    /// (a short read: the socket is empty; a short write: its buffer is full). It
+    /// returns `(result, drained)`; a drained source's readiness is cleared at once,
+    /// saving the `WouldBlock` call the next operation would otherwise make.
+    pub fn poll_io_draining<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        op: impl FnMut() -> io::Result<(R, bool)>,
     ) -> Poll<io::Result<R>> {
         self.poll_io_with(cx, direction, Self::poll_ready, op)
     }
@@ -134,9 +147,11 @@ impl Registration {
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
-        op: impl FnMut() -> io::Result<R>,
+        mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io_with(cx, direction, Self::poll_ready_shared_spending, op)
+        self.poll_io_with(cx, direction, Self::poll_ready_shared_spending, || {
+            op().map(|r| (r, false))
+        })
     }
 
     #[inline]
@@ -145,13 +160,19 @@ impl Registration {
         cx: &mut Context<'_>,
         direction: Direction,
         wait: fn(&Self, &mut Context<'_>, Direction) -> Poll<io::Result<ReadyEvent>>,
-        mut op: impl FnMut() -> io::Result<R>,
+        mut op: impl FnMut() -> io::Result<(R, bool)>,
     ) -> Poll<io::Result<R>> {
         loop {
             let event = ready!(wait(self, cx, direction))?;
             match op() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.clear_readiness(event),
-                res => return Poll::Ready(res),
+                Err(e) => return Poll::Ready(Err(e)),
+                Ok((r, drained)) => {
+                    if drained {
+                        self.clear_readiness(event);
+                    }
+                    return Poll::Ready(Ok(r));
+                }
             }
         }
     }
@@ -380,23 +401,37 @@ impl<S: Source> PollEvented<S> {
     }
 
     /// A read-side operation on the source, retried across `WouldBlock`.
-    pub fn poll_read_io<R>(
-        &self,
-        cx: &mut Context<'_>,
-        mut op: impl FnMut(&S) -> io::Result<R>,
-    ) -> Poll<io::Result<R>> {
-        let source = self.get_ref();
-        self.registration()?.poll_io(cx, Direction::Read, || op(source))
+    pub fn poll_read_io<R>(&self, cx: &mut Context<'_>, op: impl FnMut(&S) -> io::Result<R>) -> Poll<io::Result<R>> {
+        self.poll_io(cx, Direction::Read, op)
     }
 
     /// A write-side operation on the source, retried across `WouldBlock`.
-    pub fn poll_write_io<R>(
+    pub fn poll_write_io<R>(&self, cx: &mut Context<'_>, op: impl FnMut(&S) -> io::Result<R>) -> Poll<io::Result<R>> {
+        self.poll_io(cx, Direction::Write, op)
+    }
+
+    /// An operation on the source in `direction`, retried across `WouldBlock`; see
+    /// [`Registration::poll_io`].
+    pub fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
+        direction: Direction,
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
-        self.registration()?.poll_io(cx, Direction::Write, || op(source))
+        self.registration()?.poll_io(cx, direction, || op(source))
+    }
+
+    /// An operation on the source that can tell it drained it; see
+    /// [`Registration::poll_io_draining`].
+    pub fn poll_io_draining<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        mut op: impl FnMut(&S) -> io::Result<(R, bool)>,
+    ) -> Poll<io::Result<R>> {
+        let source = self.get_ref();
+        self.registration()?.poll_io_draining(cx, direction, || op(source))
     }
 
     /// An operation on the source that several tasks may await at once, retried

@@ -1,10 +1,10 @@
 //! The loop's live I/O registrations, and when their memory may be freed.
 //!
-//! A registration's mio token is the address of its [`ScheduledIo`], so the loop turns
+//! A registration's mio token is the address of its [`Readiness`], so the loop turns
 //! an event into its registration without a lookup or a lock (tokio does the same).
 //! That address must stay valid for as long as an event can name it:
 //!
-//! 1. While registered, the set holds an `Arc` of the `ScheduledIo`.
+//! 1. While registered, the set holds an `Arc` of the `Readiness`.
 //! 2. Dropping a registration first deregisters its source from the `Poll`
 //!    (`epoll_ctl(DEL)`), so no later `select` can return its token. A `select` that
 //!    was already collecting events may still have returned it, and the loop processes
@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use slab::Slab;
 
-use super::scheduled_io::ScheduledIo;
+use super::readiness::Readiness;
 
 /// The registrations of one loop; see the module docs.
 #[derive(Default)]
@@ -35,10 +35,10 @@ pub(crate) struct RegistrationSet {
 
 #[derive(Default)]
 struct Inner {
-    /// Live registrations, by the key each `ScheduledIo` keeps.
-    live: Slab<Arc<ScheduledIo>>,
+    /// Live registrations, by the key each `Readiness` keeps.
+    live: Slab<Arc<Readiness>>,
     /// Removed registrations whose memory waits for the loop's next iteration.
-    released: Vec<Arc<ScheduledIo>>,
+    released: Vec<Arc<Readiness>>,
     /// After the loop shut down: no new registrations.
     closed: bool,
 }
@@ -49,21 +49,21 @@ impl RegistrationSet {
     }
 
     /// Allocates a registration; `None` after the loop shut down. Its token is
-    /// [`ScheduledIo::token`].
-    pub(crate) fn insert(&self) -> Option<Arc<ScheduledIo>> {
+    /// [`Readiness::token`].
+    pub(crate) fn insert(&self) -> Option<Arc<Readiness>> {
         let mut inner = self.lock();
         if inner.closed {
             return None;
         }
         let entry = inner.live.vacant_entry();
-        let io = Arc::new(ScheduledIo::new(entry.key()));
+        let io = Arc::new(Readiness::new(entry.key()));
         entry.insert(io.clone());
         Some(io)
     }
 
     /// Forgets `io`, whose source the caller has deregistered (or never registered).
     /// Its memory lives on until the loop's next [`release_pending`](Self::release_pending).
-    pub(crate) fn remove(&self, io: &ScheduledIo) {
+    pub(crate) fn remove(&self, io: &Readiness) {
         let mut inner = self.lock();
         if inner.live.get(io.key).is_some_and(|live| std::ptr::eq(&**live, io)) {
             let io = inner.live.remove(io.key);
@@ -94,7 +94,7 @@ impl RegistrationSet {
 
     /// Loop side, at termination (no `select` follows): refuses new registrations and
     /// hands back every live one, to be shut down. Frees the release list too.
-    pub(crate) fn close(&self) -> Vec<Arc<ScheduledIo>> {
+    pub(crate) fn close(&self) -> Vec<Arc<Readiness>> {
         let mut inner = self.lock();
         inner.closed = true;
         inner.released.clear();
@@ -126,7 +126,7 @@ mod tests {
         // the loop turns it back into the registration (miri checks this access).
         assert!(watch.upgrade().is_some(), "freed before the loop released it");
         // SAFETY: the registration is in the release list, not yet freed.
-        let named = unsafe { ScheduledIo::from_token(token) };
+        let named = unsafe { Readiness::from_token(token) };
         assert_eq!(named.key, 0);
         assert!(named.ready_now(crate::io::Direction::Read).is_none());
         set.release_pending();

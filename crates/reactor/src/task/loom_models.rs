@@ -14,7 +14,7 @@
 //! in `finish`, the reference release in `release`, or the release of a wake that
 //! finds its task finished (`wake_remote`), makes these models fail.
 //!
-//! The last model puts a task's waker in an I/O registration (`ScheduledIo`, whose
+//! The last model puts a task's waker in an I/O registration (`Readiness`, whose
 //! atomics and waiters' lock are loom's too) and races its wait against the event.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p netloop-reactor --lib --release loom_models`.
@@ -246,14 +246,14 @@ enum Slot {
     Woken,
 }
 
-/// A loop task waiting on a socket's readiness (`ScheduledIo`), and the loop recording
+/// A loop task waiting on a socket's readiness (`Readiness`), and the loop recording
 /// an event for it on another thread, from each [`Slot`] state: either the task sees
 /// the readiness, or the event wakes it (a remote runnable in the inbox). Without the
 /// readiness check after registering, with an armed slot not woken, or with the
 /// re-arming exchange not checked again, the wake is lost and the model fails.
 #[test]
 fn a_task_waiting_on_readiness_racing_an_event_is_woken_or_sees_it() {
-    use crate::io::scheduled_io::ScheduledIo;
+    use crate::io::readiness::Readiness;
     use crate::io::{Direction, Ready};
 
     for before in [Slot::Empty, Slot::Armed, Slot::Woken] {
@@ -262,10 +262,10 @@ fn a_task_waiting_on_readiness_racing_an_event_is_woken_or_sees_it() {
             // SAFETY: the future is `Send`; it is never polled, only its waker is used.
             let (runnable, task) = unsafe { new_unchecked(&shared, std::future::pending::<()>(), None) };
             task.detach();
-            let io = Arc::new(ScheduledIo::new(0));
+            let io = Arc::new(Readiness::new(0));
             let header_ptr = runnable.ptr();
             let ptr = SendPtr(header_ptr);
-            let poll_ready = move |io: &ScheduledIo| {
+            let poll_ready = move |io: &Readiness| {
                 let ptr = &ptr;
                 // SAFETY: the waker borrows the reference the runnable holds until the
                 // end of the model (never dropped); the slot clones its own.

@@ -43,7 +43,8 @@ struct Head<F: Future, S> {
 /// A task spawned on its loop's own thread sits among that thread's allocations, which
 /// that loop uses, and is not padded. (tokio aligns every task cell to 128 bytes
 /// instead; an over-aligned `Box` takes the allocator's slow aligned path on every
-/// spawn.) `docs/BENCHMARKS.md` has the measurements behind both choices.
+/// spawn.) `docs/BENCHMARKS.md`, "Why the code is shaped so", has the measurements
+/// behind both choices.
 #[repr(C)]
 struct TaskCell<F: Future, S, P> {
     head: Head<F, S>,
@@ -51,8 +52,7 @@ struct TaskCell<F: Future, S, P> {
 }
 
 /// Two lines' worth of bytes that nothing reads or writes (two, because the x86
-/// prefetcher pulls lines in pairs). Left uninitialized: zeroing them cost two line
-/// writes per spawn for bytes no one reads.
+/// prefetcher pulls lines in pairs). Left uninitialized: nothing reads them.
 pub(super) struct CachePad(#[allow(dead_code)] MaybeUninit<[u8; 128]>);
 
 /// What follows a task's [`Head`]: [`CachePad`], or `()` for none.

@@ -79,8 +79,12 @@ impl<S: Schedule> Runnable<S> {
     ///
     /// Inlined into its one caller, the loop's panic guard, which then holds the
     /// whole turn in one frame.
+    ///
+    /// # Safety
+    /// `local` is the local half of the task's own loop (which exists only on that
+    /// loop's thread): the future is polled on its owner's thread only.
     #[inline]
-    pub(crate) fn run(self, local: &S::Local) {
+    pub(crate) unsafe fn run(self, local: &S::Local) {
         let this = ManuallyDrop::new(self);
         let ptr = this.ptr();
         // SAFETY: a runnable holds or borrows a reference.
@@ -222,7 +226,8 @@ pub(super) unsafe fn wake<S: Schedule>(ptr: NonNull<Header>, owned: bool) {
     let on_owner = S::with_current(|local| match local {
         // SAFETY: per the contract.
         Some(local) if unsafe { scheduler::<S>(ptr) }.is_local(local) => {
-            queue_local::<S>(local, ptr);
+            // SAFETY: the caller's reference; `local` is the owner's local half.
+            unsafe { queue_local::<S>(local, ptr) };
             true
         }
         _ => false,
@@ -253,9 +258,13 @@ pub(super) unsafe fn wake<S: Schedule>(ptr: NonNull<Header>, owned: bool) {
 /// A wake on the owner's thread: queues a local runnable unless one is queued or the
 /// task is being polled or done. Takes the pointer, not a reference: queueing may free
 /// the task.
+///
+/// # Safety
+/// The caller holds a reference to the task, whose scheduler is an `S` and whose
+/// owner's local half is `local` (so this is the owner's thread).
 #[inline]
-fn queue_local<S: Schedule>(local: &S::Local, ptr: NonNull<Header>) {
-    // SAFETY: the caller holds a reference to the task.
+unsafe fn queue_local<S: Schedule>(local: &S::Local, ptr: NonNull<Header>) {
+    // SAFETY: per the contract.
     if state::wake_local(unsafe { header(ptr) }) {
         // SAFETY: `wake_local` just set QUEUED for this runnable.
         S::schedule_local(local, unsafe { Runnable::from_scheduled(ptr) });
@@ -283,6 +292,8 @@ pub(crate) fn wake_in_place<S: Schedule>(local: &S::Local, waker: &Waker) -> boo
     if !unsafe { scheduler::<S>(ptr) }.is_local(local) {
         return false;
     }
-    queue_local::<S>(local, ptr);
+    // SAFETY: the waker's reference; the scheduler is an `S` whose local half is
+    // `local`, which exists only on the owner's thread.
+    unsafe { queue_local::<S>(local, ptr) };
     true
 }

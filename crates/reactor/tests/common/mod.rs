@@ -61,7 +61,7 @@ pub fn wait_until(timeout: Duration, what: &str, mut cond: impl FnMut() -> bool)
     }
 }
 
-/// Watches `probe` for `window` and fails as soon as its value changes. For the spec's
+/// Watches `probe` for `window` and fails as soon as its value changes. For the design's
 /// "nothing happens within N ms" checks. Returns the (unchanged) value.
 pub fn assert_unchanged_for<T: PartialEq + Debug>(window: Duration, what: &str, mut probe: impl FnMut() -> T) -> T {
     let first = probe();

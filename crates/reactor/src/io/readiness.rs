@@ -16,7 +16,7 @@ use crate::task::is_task_waker;
 use crate::sync::{AtomicPtr, AtomicUsize, Mutex, lock};
 
 /// Wakes the waiter in `slot`, if one is waiting. Called with the waiters' lock held;
-/// `armed` is the slot's tag (see [`ScheduledIo`]'s `armed`).
+/// `armed` is the slot's tag (see [`Readiness`]'s `armed`).
 ///
 /// A waiter is woken once per registration, as when wakers are taken (tokio's way): a
 /// task that has to wait again registers again. A loop task's waker is not taken,
@@ -110,7 +110,7 @@ struct Waiters {
     shared: [Vec<Waker>; 2],
 }
 
-pub(crate) struct ScheduledIo {
+pub(crate) struct Readiness {
     /// `ready bits | SHUTDOWN | tick << TICK_SHIFT`
     readiness: AtomicUsize,
     waiters: Mutex<Waiters>,
@@ -139,9 +139,9 @@ fn decode(word: usize) -> (Ready, bool, usize) {
     )
 }
 
-impl ScheduledIo {
+impl Readiness {
     pub(crate) fn new(key: usize) -> Self {
-        ScheduledIo {
+        Readiness {
             readiness: AtomicUsize::new(0),
             waiters: Mutex::new(Waiters::default()),
             armed: [
@@ -161,14 +161,14 @@ impl ScheduledIo {
     ///
     /// # Safety
     ///
-    /// `token` must come from [`token`](Self::token) of a `ScheduledIo` that is still
+    /// `token` must come from [`token`](Self::token) of a `Readiness` that is still
     /// allocated, which the registration set guarantees for the events of the current
     /// `select` (see `registration_set`). The returned reference must not outlive the
     /// processing of that event.
-    pub(crate) unsafe fn from_token<'a>(token: mio::Token) -> &'a ScheduledIo {
-        // SAFETY: by the caller's contract the address is that of a live ScheduledIo,
+    pub(crate) unsafe fn from_token<'a>(token: mio::Token) -> &'a Readiness {
+        // SAFETY: by the caller's contract the address is that of a live Readiness,
         // whose provenance `token` exposed.
-        unsafe { &*std::ptr::with_exposed_provenance::<ScheduledIo>(token.0) }
+        unsafe { &*std::ptr::with_exposed_provenance::<Readiness>(token.0) }
     }
 
     /// Loop side: record an event and wake the waiters it concerns. A task's waker is
@@ -331,7 +331,7 @@ mod tests {
 
     #[test]
     fn stale_clear_keeps_a_newer_event() {
-        let io = ScheduledIo::new(1);
+        let io = Readiness::new(1);
         let mut wakers = vec![];
         io.set_readiness(Ready::READABLE, &|_| false, &mut wakers);
         let seen = io.ready_now(Direction::Read).unwrap();
@@ -357,7 +357,7 @@ mod tests {
     #[test]
     fn every_shared_waiter_is_woken_once_and_the_list_empties() {
         use std::sync::atomic::Ordering::SeqCst;
-        let io = ScheduledIo::new(1);
+        let io = Readiness::new(1);
         let counts: Vec<Arc<Count>> = (0..3).map(|_| Arc::new(Count(0.into()))).collect();
         for c in &counts {
             let waker = Waker::from(c.clone());
@@ -385,7 +385,7 @@ mod tests {
 
     #[test]
     fn closed_bits_survive_a_clear_and_directions_are_separate() {
-        let io = ScheduledIo::new(1);
+        let io = Readiness::new(1);
         let mut wakers = vec![];
         io.set_readiness(Ready::WRITABLE | Ready::READ_CLOSED, &|_| false, &mut wakers);
         let ev = io.ready_now(Direction::Read).unwrap();
@@ -406,7 +406,7 @@ mod tests {
         }
         let reads = Arc::new(Count(AtomicUsize::new(0)));
         let writes = Arc::new(Count(AtomicUsize::new(0)));
-        let io = ScheduledIo::new(1);
+        let io = Readiness::new(1);
         let rw = Waker::from(reads.clone());
         let ww = Waker::from(writes.clone());
         assert!(
@@ -455,7 +455,7 @@ mod loom_models {
     #[test]
     fn shared_waiters_racing_an_event_are_woken_or_see_it() {
         loom::model(|| {
-            let io = Arc::new(ScheduledIo::new(0));
+            let io = Arc::new(Readiness::new(0));
             let waiters: Vec<_> = (0..2)
                 .map(|_| {
                     let io = io.clone();
