@@ -18,8 +18,8 @@
 //! operation. The allocator serves one such spawn quickly from its per-thread cache,
 //! but that cache is small (glibc's keeps 7 blocks of a size); a task that spawns a
 //! thousand others, or a burst of a thousand short tasks, goes to the allocator's
-//! slower shared bins for most of them. (`docs/BENCHMARKS.md`, "Why the code is shaped
-//! so", has what both caches saved when they were added.)
+//! slower shared bins for most of them. (`docs/BENCHMARKS.md`, "What the measurements
+//! decided", has what both caches saved.)
 //!
 //! # Memory
 //!

@@ -1,11 +1,11 @@
 //! `EventLoopBuilder`: the knobs of one loop, validated before anything is created.
 
+use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::ConfigError;
 pub use crate::idle_spin::{DEFAULT_IDLE_SPIN, MAX_IDLE_SPIN};
-use crate::shared::ShutdownParams;
 
 /// Default share of loop time for I/O, in percent (Netty's `ioRatio`).
 pub const DEFAULT_IO_RATIO: u32 = 50;
@@ -15,6 +15,13 @@ pub const DEFAULT_EVENTS_CAPACITY: usize = 1024;
 pub const DEFAULT_QUIET_PERIOD: Duration = Duration::from_secs(2);
 /// Default graceful-shutdown timeout.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Shutdown parameters set by the first `shutdown_gracefully`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ShutdownParams {
+    pub(crate) quiet_period: Duration,
+    pub(crate) timeout: Duration,
+}
 
 /// Configures and builds an [`EventLoop`].
 ///
@@ -37,6 +44,7 @@ pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(15);
 pub struct EventLoopBuilder {
     pub(crate) on_park: Option<ParkHook>,
     pub(crate) on_unpark: Option<ParkHook>,
+    pub(crate) on_task_panic: Option<TaskPanicHook>,
     pub(crate) io_ratio: u32,
     pub(crate) max_pending_tasks: Option<usize>,
     pub(crate) events_capacity: usize,
@@ -59,6 +67,7 @@ impl EventLoopBuilder {
         EventLoopBuilder {
             on_park: None,
             on_unpark: None,
+            on_task_panic: None,
             io_ratio: DEFAULT_IO_RATIO,
             max_pending_tasks: None,
             events_capacity: DEFAULT_EVENTS_CAPACITY,
@@ -81,6 +90,14 @@ impl EventLoopBuilder {
     /// (tokio's `on_thread_unpark`).
     pub fn on_unpark(&mut self, hook: impl Fn() + Send + Sync + 'static) -> &mut Self {
         self.on_unpark = Some(ParkHook(Arc::new(hook)));
+        self
+    }
+
+    /// Runs `hook` on the loop's thread with the payload of each panic that escapes a
+    /// task's future, before the panic is stored for the task's handle. The loop goes
+    /// on either way (design §7); a runtime uses this to explain panics it recognises.
+    pub fn on_task_panic(&mut self, hook: impl Fn(&(dyn Any + Send)) + Send + Sync + 'static) -> &mut Self {
+        self.on_task_panic = Some(TaskPanicHook(Arc::new(hook)));
         self
     }
 
@@ -183,6 +200,19 @@ impl EventLoopBuilder {
 /// A hook run as the loop blocks or wakes (see [`EventLoopBuilder::on_park`]).
 #[derive(Clone)]
 pub(crate) struct ParkHook(pub(crate) Arc<dyn Fn() + Send + Sync>);
+
+/// What sees the payload of a task's panic.
+type PanicObserver = dyn Fn(&(dyn Any + Send)) + Send + Sync;
+
+/// A hook that sees the payload of a task's panic.
+#[derive(Clone)]
+pub(crate) struct TaskPanicHook(pub(crate) Arc<PanicObserver>);
+
+impl std::fmt::Debug for TaskPanicHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TaskPanicHook")
+    }
+}
 
 impl std::fmt::Debug for ParkHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::LoopState;
 use crate::clock;
-use crate::config::check_shutdown;
+use crate::config::{ShutdownParams, check_shutdown};
 use crate::context;
 use crate::error::{
     AwaitTerminationError, ConfigError, RejectReason, RejectedExecution, ScheduleError, SpawnLocalError,
@@ -17,7 +17,7 @@ use crate::error::{
 use crate::metrics::LoopMetrics;
 use crate::queue_item::QueueItem;
 use crate::scheduled::{Job, PeriodFrom, ScheduledState, ScheduledTask, TimerKey, TimerRegistration, TimerState};
-use crate::shared::{Shared, ShutdownParams, Wake};
+use crate::shared::{Shared, Wake};
 use crate::spawn;
 use crate::sync::lock;
 use crate::tail::{TailTask, TailTaskHandle};

@@ -1,6 +1,7 @@
 //! The loop as the task layer sees it: [`Schedule`] for a loop's shared half, and how
 //! a submission finds its way in, on the owner's thread or from any other.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use crate::block_cache::{BlockCache, LocalBlocks};
@@ -44,6 +45,12 @@ impl Schedule for Arc<Shared> {
 
     fn task_list(core: &Core) -> &TaskList {
         &core.local.tasks
+    }
+
+    fn task_panicked(&self, payload: &(dyn Any + Send)) {
+        if let Some(hook) = &self.on_task_panic {
+            (hook.0)(payload);
+        }
     }
 }
 

@@ -3,10 +3,10 @@
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use crate::LoopState;
 use crate::block_cache::BlockCache;
+use crate::config::{ShutdownParams, TaskPanicHook};
 use crate::error::RejectedExecution;
 use crate::inbox::Inbox;
 use crate::io::registration_set::RegistrationSet;
@@ -32,13 +32,6 @@ pub(crate) enum Wake {
     Lazy,
 }
 
-/// Shutdown parameters set by the first `shutdown_gracefully`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ShutdownParams {
-    pub(crate) quiet_period: Duration,
-    pub(crate) timeout: Duration,
-}
-
 pub(crate) struct Shared {
     /// Unique per process; names the loop in logs.
     pub(crate) id: u64,
@@ -51,6 +44,8 @@ pub(crate) struct Shared {
     pub(crate) shutdown: Mutex<Option<ShutdownParams>>,
     /// What `shutdown_gracefully()` uses when given no parameters.
     pub(crate) default_shutdown: ShutdownParams,
+    /// Sees the payload of each panic that escapes a task's future.
+    pub(crate) on_task_panic: Option<TaskPanicHook>,
     pub(crate) termination: Arc<Termination>,
     /// Wakes that arrived after the inbox closed; the final drain runs or drops them on
     /// the loop's thread. `None` once the loop terminated.
@@ -73,6 +68,7 @@ impl Shared {
         registry: mio::Registry,
         max_pending_tasks: Option<usize>,
         default_shutdown: ShutdownParams,
+        on_task_panic: Option<TaskPanicHook>,
     ) -> Shared {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Shared {
@@ -85,6 +81,7 @@ impl Shared {
             io: RegistrationSet::default(),
             shutdown: Mutex::new(None),
             default_shutdown,
+            on_task_panic,
             termination: Arc::default(),
             orphans: Mutex::new(Some(Vec::new())),
             shutdown_hooks: Mutex::new(Vec::new()),

@@ -1615,3 +1615,41 @@ fn io_ratio_gives_tasks_a_time_share_only_after_io() {
         assert_eq!(best, 200, "after I/O, one pass runs every task within its share");
     });
 }
+
+#[test]
+fn the_task_panic_hook_sees_each_panic_on_the_loop_thread_and_the_loop_goes_on() {
+    let seen: Arc<Mutex<Vec<(String, thread::ThreadId)>>> = Arc::default();
+    let record = seen.clone();
+    let mut event_loop = EventLoopBuilder::new()
+        .on_task_panic(move |payload| {
+            let message = payload.downcast_ref::<&str>().copied().unwrap_or("?").to_string();
+            record.lock().unwrap().push((message, thread::current().id()));
+        })
+        .build()
+        .unwrap();
+    let handle = event_loop.handle();
+    let failed = handle.spawn(async { panic!("boom") }).unwrap().fallible();
+    let fine = handle.spawn(async { 7 }).unwrap();
+    let (failed, fine) = event_loop
+        .block_on(async move {
+            // Both tasks run in spawn order: once `fine` is done, `failed` is too.
+            let fine = fine.await;
+            let failed = catch_unwind(AssertUnwindSafe(|| futures_lite_block(failed)));
+            (failed.is_err(), fine)
+        })
+        .unwrap();
+    assert!(failed, "the handle still resumes the panic");
+    assert_eq!(fine, 7, "the loop went on");
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0], ("boom".to_string(), thread::current().id()));
+}
+
+/// Polls `f` to completion on this thread; `f` must be ready without waiting.
+fn futures_lite_block<F: Future + Unpin>(mut f: F) -> F::Output {
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    match Pin::new(&mut f).poll(&mut cx) {
+        Poll::Ready(out) => out,
+        Poll::Pending => panic!("expected a finished task"),
+    }
+}

@@ -94,7 +94,13 @@ impl EventLoop {
 
     fn from_builder(b: &EventLoopBuilder) -> std::io::Result<EventLoop> {
         let (selector, waker, registry) = Selector::new(b.events_capacity, b.busy_events_capacity)?;
-        let shared = Arc::new(Shared::new(waker, registry, b.max_pending_tasks, b.shutdown_params()));
+        let shared = Arc::new(Shared::new(
+            waker,
+            registry,
+            b.max_pending_tasks,
+            b.shutdown_params(),
+            b.on_task_panic.clone(),
+        ));
         Ok(EventLoop {
             core: Box::new(Core::new(shared)),
             driver: Driver {

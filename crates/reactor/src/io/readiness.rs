@@ -355,6 +355,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "under miri `Waker::will_wake` may miss a clone (vtables are not unique)"
+    )]
     fn every_shared_waiter_is_woken_once_and_the_list_empties() {
         use std::sync::atomic::Ordering::SeqCst;
         let io = Readiness::new(1);

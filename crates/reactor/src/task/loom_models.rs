@@ -58,6 +58,7 @@ fn shared() -> Arc<Shared> {
         registry,
         None,
         EventLoopBuilder::new().shutdown_params(),
+        None,
     ))
 }
 

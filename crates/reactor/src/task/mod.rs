@@ -83,6 +83,12 @@ pub(crate) trait Schedule: Clone + Send + Sync + Sized + 'static {
 
     /// The owner's list of waiting tasks.
     fn task_list(local: &Self::Local) -> &TaskList;
+
+    /// A task's future panicked, on the owner's thread; `payload` is what the task's
+    /// handle will report.
+    fn task_panicked(&self, payload: &(dyn std::any::Any + Send)) {
+        let _ = payload;
+    }
 }
 
 /// Allocates a task for `future`, owned by the loop `scheduler` names, already

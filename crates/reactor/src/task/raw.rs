@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use std::thread;
 
 use super::Schedule;
-use super::header::{Header, Prefix, Vtable};
+use super::header::{self, Header, Prefix, Vtable};
 use super::state::{INITIAL, INITIAL_LOCAL};
 use crate::block_cache::{SizeClass, free_block};
 use crate::sync::AtomicUsize;
@@ -43,7 +43,7 @@ struct Head<F: Future, S> {
 /// A task spawned on its loop's own thread sits among that thread's allocations, which
 /// that loop uses, and is not padded. (tokio aligns every task cell to 128 bytes
 /// instead; an over-aligned `Box` takes the allocator's slow aligned path on every
-/// spawn.) `docs/BENCHMARKS.md`, "Why the code is shaped so", has the measurements
+/// spawn.) `docs/BENCHMARKS.md`, "What the measurements decided", has the measurements
 /// behind both choices.
 #[repr(C)]
 struct TaskCell<F: Future, S, P> {
@@ -182,7 +182,7 @@ fn clear_stage<F: Future>(stage: &mut Stage<F>) -> Option<Box<dyn std::any::Any 
     dropped.err()
 }
 
-unsafe fn poll<F: Future, S>(ptr: NonNull<Header>, cx: &mut Context<'_>) -> bool {
+unsafe fn poll<F: Future, S: Schedule>(ptr: NonNull<Header>, cx: &mut Context<'_>) -> bool {
     // SAFETY: called by `Runnable::run` on the owner thread of a task not yet GONE.
     let stage = unsafe { stage::<F, S>(ptr) };
     if !matches!(stage, Stage::Running(_)) {
@@ -219,7 +219,12 @@ unsafe fn poll<F: Future, S>(ptr: NonNull<Header>, cx: &mut Context<'_>) -> bool
             Ok(output)
         }
         // The guard already dropped the future and left `Consumed`.
-        Err(payload) => Err(payload),
+        Err(payload) => {
+            // SAFETY: the task is alive (the owner's reference), and its scheduler is
+            // an `S`.
+            unsafe { header::scheduler::<S>(ptr) }.task_panicked(&*payload);
+            Err(payload)
+        }
     };
     *stage = Stage::Finished(outcome);
     true
