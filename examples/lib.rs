@@ -1,4 +1,15 @@
-//! Shared code of the examples: the hyper service used by `hyper_server` and its test.
+//! Shared code of the examples, each used by its example program and by its test:
+//!
+//! - the hyper service of `hyper_server` (here);
+//! - [`axum_app`]: the axum `Router` with middleware of `axum_router`;
+//! - [`websocket`]: the echo server of `websocket_echo` (tokio-tungstenite);
+//! - [`greeter`]: the gRPC service and client of `grpc_greeter` (tonic).
+//!
+//! All of them run natively on netloop, with no tokio runtime.
+
+pub mod axum_app;
+pub mod greeter;
+pub mod websocket;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
