@@ -22,152 +22,18 @@
 
 #![deny(missing_docs)]
 
+mod config;
+mod join;
 mod select;
+mod shared;
 
 use proc_macro::TokenStream;
-use proc_macro2::{Span, TokenStream as TokenStream2};
+use proc_macro2::TokenStream as TokenStream2;
 use quote::{ToTokens, quote, quote_spanned};
-use syn::parse::Parser;
-use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, ItemFn, Lit, LitBool, LitInt, LitStr, Meta, MetaNameValue, Path, Token};
+use syn::{ItemFn, LitInt};
 
-#[derive(Clone, Copy, PartialEq)]
-enum Flavor {
-    CurrentThread,
-    MultiThread,
-    /// A current-thread `LocalRuntime`: `!Send` tasks may be spawned onto it.
-    Local,
-}
-
-struct Config {
-    flavor: Flavor,
-    worker_threads: Option<(usize, Span)>,
-    start_paused: Option<(bool, Span)>,
-    name: Option<LitStr>,
-    krate: Path,
-}
-
-fn lit_str(expr: &Expr, name: &str) -> syn::Result<LitStr> {
-    match expr {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Ok(s.clone()),
-        other => Err(syn::Error::new_spanned(
-            other,
-            format!("Failed to parse value of `{name}` as string."),
-        )),
-    }
-}
-
-fn parse_config(args: TokenStream2, is_test: bool) -> syn::Result<Config> {
-    let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
-    let mut flavor = None;
-    let mut worker_threads = None;
-    let mut start_paused = None;
-    let mut runtime_name = None;
-    let mut krate = None;
-    for meta in metas {
-        let Meta::NameValue(MetaNameValue { path, value, .. }) = &meta else {
-            return Err(syn::Error::new_spanned(
-                &meta,
-                "Unknown attribute inside the macro; expected `name = value`",
-            ));
-        };
-        let name = path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-        match name.as_str() {
-            "flavor" => {
-                let s = lit_str(value, "flavor")?;
-                flavor = Some(match s.value().as_str() {
-                    "current_thread" => Flavor::CurrentThread,
-                    "multi_thread" => Flavor::MultiThread,
-                    "local" => Flavor::Local,
-                    other => {
-                        return Err(syn::Error::new_spanned(
-                            s,
-                            format!(
-                                "No such runtime flavor `{other}`. The runtime flavors are `current_thread`, `local` and `multi_thread`."
-                            ),
-                        ));
-                    }
-                });
-            }
-            "worker_threads" => {
-                let n = match value {
-                    Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => i.base10_parse::<usize>()?,
-                    other => {
-                        return Err(syn::Error::new_spanned(
-                            other,
-                            "Failed to parse value of `worker_threads` as integer.",
-                        ));
-                    }
-                };
-                if n == 0 {
-                    return Err(syn::Error::new_spanned(value, "`worker_threads` may not be 0."));
-                }
-                worker_threads = Some((n, value.span()));
-            }
-            "start_paused" => {
-                let b = match value {
-                    Expr::Lit(ExprLit {
-                        lit: Lit::Bool(LitBool { value, .. }),
-                        ..
-                    }) => *value,
-                    other => {
-                        return Err(syn::Error::new_spanned(
-                            other,
-                            "Failed to parse value of `start_paused` as bool.",
-                        ));
-                    }
-                };
-                start_paused = Some((b, value.span()));
-            }
-            "crate" => {
-                krate = Some(lit_str(value, "crate")?.parse::<Path>()?);
-            }
-            "name" => {
-                runtime_name = Some(lit_str(value, "name")?);
-            }
-            _ => {
-                return Err(syn::Error::new_spanned(
-                    path,
-                    format!(
-                        "Unknown attribute {} is specified; expected one of: `flavor`, `worker_threads`, `start_paused`, `crate`, `name`",
-                        path.to_token_stream()
-                    ),
-                ));
-            }
-        }
-    }
-    let default = if is_test {
-        Flavor::CurrentThread
-    } else {
-        Flavor::MultiThread
-    };
-    let flavor = flavor.unwrap_or(default);
-    let macro_name = if is_test { "netloop::test" } else { "netloop::main" };
-    if let (Flavor::CurrentThread | Flavor::Local, Some((_, span))) = (flavor, worker_threads) {
-        return Err(syn::Error::new(
-            span,
-            format!(
-                "The `worker_threads` option requires the `multi_thread` runtime flavor. Use `#[{macro_name}(flavor = \"multi_thread\")]`"
-            ),
-        ));
-    }
-    if let (Flavor::MultiThread, Some((true, span))) = (flavor, start_paused) {
-        return Err(syn::Error::new(
-            span,
-            format!(
-                "The `start_paused` option requires the `current_thread` runtime flavor. Use `#[{macro_name}(flavor = \"current_thread\")]`"
-            ),
-        ));
-    }
-    Ok(Config {
-        flavor,
-        worker_threads,
-        start_paused,
-        name: runtime_name,
-        krate: krate.unwrap_or_else(|| syn::parse_quote!(::netloop)),
-    })
-}
+use config::{Config, Flavor, parse_config};
 
 fn expand(args: TokenStream, item: TokenStream, is_test: bool) -> TokenStream {
     let input: ItemFn = match syn::parse(item.clone()) {
@@ -311,25 +177,24 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
 #[doc(hidden)]
 #[proc_macro]
 pub fn select_internal(input: TokenStream) -> TokenStream {
-    select::select(input.into())
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    emit(select::select(input.into()))
 }
 
 /// The engine of `netloop::join!`; use that macro, not this one.
 #[doc(hidden)]
 #[proc_macro]
 pub fn join_internal(input: TokenStream) -> TokenStream {
-    select::join(input.into(), false)
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    emit(join::join(input.into(), false))
 }
 
 /// The engine of `netloop::try_join!`; use that macro, not this one.
 #[doc(hidden)]
 #[proc_macro]
 pub fn try_join_internal(input: TokenStream) -> TokenStream {
-    select::join(input.into(), true)
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    emit(join::join(input.into(), true))
+}
+
+/// An expansion, or its error as a `compile_error!`.
+fn emit(expansion: syn::Result<TokenStream2>) -> TokenStream {
+    expansion.unwrap_or_else(syn::Error::into_compile_error).into()
 }

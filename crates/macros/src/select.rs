@@ -1,27 +1,12 @@
-//! `select!`, `join!` and `try_join!`: the proc-macro halves behind the `netloop`
-//! crate's declarative wrappers (which pass `$crate` as the first tokens).
+//! `select!`: the proc-macro half behind the `netloop` crate's declarative wrapper
+//! (which passes `$crate` as the first tokens).
 
-use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::quote;
 use syn::parse::{Parse, ParseStream};
-use syn::{Expr, Pat, Path, Token};
+use syn::{Expr, Pat, Token};
 
-/// `$crate;` followed by the user's input.
-struct WithCrate<T> {
-    krate: Path,
-    inner: T,
-}
-
-impl<T: Parse> Parse for WithCrate<T> {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let krate = input.call(Path::parse_mod_style)?;
-        input.parse::<Token![;]>()?;
-        Ok(WithCrate {
-            krate,
-            inner: input.parse()?,
-        })
-    }
-}
+use crate::shared::{WithCrate, numbered, parse_biased, pinned_struct};
 
 struct Branch {
     pat: Pat,
@@ -134,98 +119,16 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
         return Ok(quote! {{ #e }});
     }
     let support = quote! { #krate::__private };
-    let futs: Vec<_> = (0..n).map(|i| format_ident!("__select_fut_{}", i)).collect();
-    let variants: Vec<_> = (0..n).map(|i| format_ident!("_{}", i)).collect();
-    let generics: Vec<_> = (0..n).map(|i| format_ident!("T{}", i)).collect();
-
-    // The futures are first written into one tuple, as they are given: a `let` of a tuple
-    // extends the life of temporaries borrowed there (`&mut ready(())`) to the block.
-    // Then they move into one pinned struct, projected field by field (pin-project-lite,
-    // no unsafe code), so the state kept across the await is the futures, the mask and
-    // one pinned reference: tokio's layout, and its future sizes.
-    let fut_exprs = branches.iter().map(|b| &b.fut);
-    let params: Vec<_> = (0..n).map(|i| format_ident!("F{}", i)).collect();
-    let indices = (0..n).map(syn::Index::from);
-    let fut_decls = quote! {
-        let __select_init = (#(#fut_exprs,)*);
-        #support::pin_project! {
-            #[allow(non_camel_case_types)]
-            struct __NetloopSelect<#(#params),*> {
-                #(#[pin] #futs: #params,)*
-            }
-        }
-        let mut __select_futs = ::core::pin::pin!(__NetloopSelect {
-            #(#futs: ::core::future::IntoFuture::into_future(__select_init.#indices),)*
-        });
-    };
-    // The smallest mask that has a bit per branch.
-    let mask = match n {
-        0..=8 => quote! { u8 },
-        9..=16 => quote! { u16 },
-        17..=32 => quote! { u32 },
-        _ => quote! { u64 },
-    };
-    let conds = branches.iter().enumerate().filter_map(|(i, b)| {
-        b.cond.as_ref().map(|c| {
-            let bit = proc_macro2::Literal::u64_unsuffixed(1u64 << i);
-            quote! { if !(#c) { __select_disabled |= #bit; } }
-        })
-    });
-    let arms = branches.iter().enumerate().map(|(i, b)| {
-        let f = &futs[i];
-        let v = &variants[i];
-        let mut pat = b.pat.clone();
-        clean_pattern(&mut pat);
-        let bit = proc_macro2::Literal::u64_unsuffixed(1u64 << i);
-        quote! {
-            #i => {
-                if *__select_mask & #bit != 0 {
-                    continue;
-                }
-                // The `continue` arm makes the output's type a diverging one when nothing
-                // else fixes it (`poll_fn(|_| panic!())`), as in tokio's expansion.
-                let __select_out = match ::core::future::Future::poll(__select_proj.#f.as_mut(), __select_cx) {
-                    ::core::task::Poll::Ready(__select_out) => __select_out,
-                    ::core::task::Poll::Pending => {
-                        __select_pending = true;
-                        continue;
-                    }
-                };
-                // Complete: never polled again, whether or not the output matches.
-                *__select_mask |= #bit;
-                #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
-                if let #pat = &__select_out {
-                    return ::core::task::Poll::Ready(__SelectOut::#v(__select_out));
-                }
-            }
-        }
-    });
-    let handlers = branches.iter().enumerate().map(|(i, b)| {
-        let v = &variants[i];
-        let pat = &b.pat;
-        let h = &b.handler;
-        quote! {
-            #[allow(unreachable_patterns)]
-            __SelectOut::#v(#pat) => #h,
-        }
-    });
-    let else_arm = match else_branch {
-        Some(e) => quote! { __SelectOut::Disabled => #e, },
-        None => quote! {
-            __SelectOut::Disabled => ::core::panic!("all branches are disabled and there is no else branch"),
-        },
-    };
-    let start = if biased || n == 1 {
-        quote! { 0 }
-    } else {
-        quote! { #support::thread_rng_n(#n as u32) as usize }
-    };
-    // No `% 1` in a one-branch expansion: clippy's modulo_one would fire in user code.
-    let branch_index = if n == 1 {
-        quote! { __select_start + __select_i }
-    } else {
-        quote! { (__select_start + __select_i) % #n }
-    };
+    let futs = numbered("__select_fut_", n);
+    let variants = numbered("_", n);
+    let generics = numbered("T", n);
+    let fut_decls = declare_futures(&support, &branches, &futs);
+    let mask = mask_type(n);
+    let conds = preconditions(&branches);
+    let arms = poll_arms(&branches, &futs, &variants);
+    let handlers = handler_arms(&branches, &variants);
+    let else_arm = else_arm(else_branch);
+    let (start, branch_index) = poll_order(&support, biased, n);
     Ok(quote! {{
         enum __SelectOut<#(#generics,)*> {
             #(#variants(#generics),)*
@@ -271,135 +174,122 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
     }})
 }
 
-/// Comma-separated futures, optionally after `biased;`.
-struct Futures {
-    biased: bool,
-    exprs: Vec<Expr>,
-}
-
-impl Parse for Futures {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let biased = parse_biased(input)?;
-        let list = syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated(input)?;
-        Ok(Futures {
-            biased,
-            exprs: list.into_iter().collect(),
-        })
-    }
-}
-
-/// Consumes a leading `biased;`, if present.
-fn parse_biased(input: ParseStream<'_>) -> syn::Result<bool> {
-    if input.peek(syn::Ident) && input.peek2(Token![;]) && input.fork().parse::<syn::Ident>()? == "biased" {
-        input.parse::<syn::Ident>()?;
-        input.parse::<Token![;]>()?;
-        return Ok(true);
-    }
-    Ok(false)
-}
-
-pub(crate) fn join(input: TokenStream, try_join: bool) -> syn::Result<TokenStream> {
-    let WithCrate {
-        krate,
-        inner: Futures { biased, exprs },
-    } = syn::parse2::<WithCrate<Futures>>(input)?;
-    let support = quote! { #krate::__private };
-    let n = exprs.len();
-    if n == 0 {
-        return Ok(if try_join {
-            quote! { ::core::result::Result::Ok(()) }
-        } else {
-            quote! { () }
+/// The futures, first written into one tuple, as they are given: a `let` of a tuple
+/// extends the life of temporaries borrowed there (`&mut ready(())`) to the block.
+/// Then they move into one pinned struct, so the state kept across the await is the
+/// futures, the mask and one pinned reference: tokio's layout, and its future sizes.
+fn declare_futures(support: &TokenStream, branches: &[Branch], futs: &[Ident]) -> TokenStream {
+    let fut_exprs = branches.iter().map(|b| &b.fut);
+    let indices = (0..branches.len()).map(syn::Index::from);
+    let state = pinned_struct(support, "__NetloopSelect", futs);
+    quote! {
+        let __select_init = (#(#fut_exprs,)*);
+        #state
+        let mut __select_futs = ::core::pin::pin!(__NetloopSelect {
+            #(#futs: ::core::future::IntoFuture::into_future(__select_init.#indices),)*
         });
     }
-    // The futures live in one pinned struct, projected field by field (pin-project-lite,
-    // no unsafe code); the poll_fn closure holds a pinned reference to it and, unless
-    // biased, the index of the future to poll first, rotated each poll so that none is
-    // starved of the cooperative budget. That is tokio's layout, and its future sizes.
-    let fields: Vec<_> = (0..n).map(|i| format_ident!("f{}", i)).collect();
-    let params: Vec<_> = (0..n).map(|i| format_ident!("F{}", i)).collect();
-    let rotate = !biased;
-    let (rotator_decl, start) = if rotate {
-        (
-            quote! { let mut __join_rotator: u32 = 0; },
-            quote! {{
-                let __start = __join_rotator;
-                __join_rotator = if __start + 1 == #n as u32 { 0 } else { __start + 1 };
-                __start as usize
-            }},
-        )
+}
+
+/// Where a poll starts (random unless `biased`, so that no branch is starved), and the
+/// branch the `__select_i`-th step of the poll tries.
+fn poll_order(support: &TokenStream, biased: bool, n: usize) -> (TokenStream, TokenStream) {
+    let start = if biased || n == 1 {
+        quote! { 0 }
     } else {
-        (quote! {}, quote! { 0usize })
+        quote! { #support::thread_rng_n(#n as u32) as usize }
     };
-    let polls = fields.iter().enumerate().map(|(i, f)| {
-        let check = if try_join {
-            quote! {
-                if let ::core::option::Option::Some(::core::result::Result::Err(_)) = __join_all.#f.as_mut().output_ref() {
-                    return match __join_all.#f.as_mut().take_output() {
-                        ::core::option::Option::Some(::core::result::Result::Err(e)) => {
-                            ::core::task::Poll::Ready(::core::result::Result::Err(e))
-                        }
-                        _ => ::core::unreachable!(),
-                    };
-                }
-            }
-        } else {
-            quote! {}
-        };
+    // No `% 1` in a one-branch expansion: clippy's modulo_one would fire in user code.
+    let branch_index = if n == 1 {
+        quote! { __select_start + __select_i }
+    } else {
+        quote! { (__select_start + __select_i) % #n }
+    };
+    (start, branch_index)
+}
+
+/// The smallest mask that has a bit per branch.
+fn mask_type(n: usize) -> TokenStream {
+    match n {
+        0..=8 => quote! { u8 },
+        9..=16 => quote! { u16 },
+        17..=32 => quote! { u32 },
+        _ => quote! { u64 },
+    }
+}
+
+/// The bit of branch `i` in the mask.
+fn bit(i: usize) -> Literal {
+    Literal::u64_unsuffixed(1u64 << i)
+}
+
+/// The branches' preconditions, each disabling its branch when false.
+fn preconditions(branches: &[Branch]) -> impl Iterator<Item = TokenStream> + '_ {
+    branches.iter().enumerate().filter_map(|(i, b)| {
+        b.cond.as_ref().map(|c| {
+            let bit = bit(i);
+            quote! { if !(#c) { __select_disabled |= #bit; } }
+        })
+    })
+}
+
+/// For each branch, the arm that polls its future and returns its output if it
+/// matches the branch's pattern.
+fn poll_arms<'a>(
+    branches: &'a [Branch],
+    futs: &'a [Ident],
+    variants: &'a [Ident],
+) -> impl Iterator<Item = TokenStream> + 'a {
+    branches.iter().enumerate().map(|(i, b)| {
+        let f = &futs[i];
+        let v = &variants[i];
+        let mut pat = b.pat.clone();
+        clean_pattern(&mut pat);
+        let bit = bit(i);
         quote! {
             #i => {
-                if __join_all.#f.as_mut().poll_done(__join_cx).is_pending() {
-                    __join_done = false;
+                if *__select_mask & #bit != 0 {
+                    continue;
                 }
-                #check
-            }
-        }
-    });
-    let outputs = fields.iter().map(|f| {
-        if try_join {
-            quote! {
-                match __join_all.#f.as_mut().take_output().expect("output taken once") {
-                    ::core::result::Result::Ok(v) => v,
-                    ::core::result::Result::Err(_) => ::core::unreachable!(),
-                }
-            }
-        } else {
-            quote! { __join_all.#f.as_mut().take_output().expect("output taken once") }
-        }
-    });
-    let ready = if try_join {
-        quote! { ::core::result::Result::Ok((#(#outputs,)*)) }
-    } else {
-        quote! { (#(#outputs,)*) }
-    };
-    let inits = fields.iter().zip(&exprs).map(|(f, e)| {
-        quote! { #f: #support::MaybeDone::new(::core::future::IntoFuture::into_future(#e)) }
-    });
-    Ok(quote! {{
-        #support::pin_project! {
-            #[allow(non_camel_case_types)]
-            struct __NetloopJoin<#(#params),*> {
-                #(#[pin] #fields: #params,)*
-            }
-        }
-        let mut __join = ::core::pin::pin!(__NetloopJoin { #(#inits,)* });
-        #rotator_decl
-        ::core::future::poll_fn(move |__join_cx| {
-            let mut __join_all = __join.as_mut().project();
-            let mut __join_done = true;
-            let __join_start: usize = #start;
-            for __join_i in 0..#n {
-                let __join_index = __join_start + __join_i;
-                match if __join_index >= #n { __join_index - #n } else { __join_index } {
-                    #(#polls)*
-                    _ => ::core::unreachable!(),
+                // The `continue` arm makes the output's type a diverging one when nothing
+                // else fixes it (`poll_fn(|_| panic!())`), as in tokio's expansion.
+                let __select_out = match ::core::future::Future::poll(__select_proj.#f.as_mut(), __select_cx) {
+                    ::core::task::Poll::Ready(__select_out) => __select_out,
+                    ::core::task::Poll::Pending => {
+                        __select_pending = true;
+                        continue;
+                    }
+                };
+                // Complete: never polled again, whether or not the output matches.
+                *__select_mask |= #bit;
+                #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
+                if let #pat = &__select_out {
+                    return ::core::task::Poll::Ready(__SelectOut::#v(__select_out));
                 }
             }
-            if !__join_done {
-                return ::core::task::Poll::Pending;
-            }
-            ::core::task::Poll::Ready(#ready)
-        })
-        .await
-    }})
+        }
+    })
+}
+
+/// For each branch, the arm that runs its handler on its output.
+fn handler_arms<'a>(branches: &'a [Branch], variants: &'a [Ident]) -> impl Iterator<Item = TokenStream> + 'a {
+    branches.iter().enumerate().map(|(i, b)| {
+        let v = &variants[i];
+        let pat = &b.pat;
+        let h = &b.handler;
+        quote! {
+            #[allow(unreachable_patterns)]
+            __SelectOut::#v(#pat) => #h,
+        }
+    })
+}
+
+/// The arm for "every branch disabled": the `else` branch, or tokio's panic.
+fn else_arm(else_branch: Option<Expr>) -> TokenStream {
+    match else_branch {
+        Some(e) => quote! { __SelectOut::Disabled => #e, },
+        None => quote! {
+            __SelectOut::Disabled => ::core::panic!("all branches are disabled and there is no else branch"),
+        },
+    }
 }

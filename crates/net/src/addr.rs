@@ -1,5 +1,6 @@
 //! `ToSocketAddrs`: every address form tokio's `bind` and `connect` accept.
 
+use std::future::Future;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::vec;
@@ -77,6 +78,24 @@ impl Resolve {
 /// ```
 pub async fn lookup_host<T: ToSocketAddrs>(host: T) -> io::Result<impl Iterator<Item = SocketAddr>> {
     host.to_addrs().resolve().await
+}
+
+/// Runs `op` on each address `addr` resolves to, in turn, until one succeeds: its
+/// output, or the last error (`InvalidInput` if `addr` resolved to none). What `bind`
+/// and `connect` do with several addresses.
+pub(crate) async fn try_each_addr<A, T, F>(addr: A, mut op: impl FnMut(SocketAddr) -> F) -> io::Result<T>
+where
+    A: ToSocketAddrs,
+    F: Future<Output = io::Result<T>>,
+{
+    let mut last = None;
+    for addr in addr.to_addrs().resolve().await? {
+        match op(addr).await {
+            Ok(out) => return Ok(out),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "could not resolve to any address")))
 }
 
 macro_rules! literal {

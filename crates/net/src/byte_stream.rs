@@ -6,26 +6,39 @@
 //! with tokio's inherent methods and its own half types (`tcp::OwnedReadHalf`,
 //! `unix::OwnedReadHalf`, ...), as tokio's are. A stream type using them has an
 //! `io: PollEvented<S>` field, where `&S` reads and writes, and `S` has
-//! `shutdown(Shutdown)` and `take_error()`.
+//! `shutdown(Shutdown)` and `take_error()`; its module defines the halves (with
+//! [`byte_stream_halves`], in a module `split`) and has them in scope.
 
 /// The inherent I/O methods of a byte stream. Expands inside `impl $Stream { .. }`.
 macro_rules! byte_stream_methods {
     ($Source:ty) => {
-        /// Waits for any of `interest` and returns everything of it that is ready.
-        /// Several tasks may wait at once; each is woken by the next event.
-        pub async fn ready(&self, interest: $crate::io::Interest) -> std::io::Result<$crate::io::Ready> {
-            $crate::registration::ready(&self.io, interest).await
+        readiness_methods!();
+
+        /// An accepted stream, registered at its first use by the loop that uses it
+        /// (`fallback`, the listener's loop, if that use is off every loop), and taken as
+        /// readable and writable until an operation finds otherwise: a new connection's
+        /// first request is usually there already, so the first read tries the socket
+        /// instead of waiting for the loop's first event (as tokio's accepted streams do).
+        pub(crate) fn new_deferred(stream: $Source, fallback: netloop_reactor::EventLoopHandle) -> Self {
+            Self {
+                io: netloop_reactor::io::PollEvented::new_deferred(
+                    stream,
+                    mio::Interest::READABLE | mio::Interest::WRITABLE,
+                    fallback,
+                )
+                .assuming_ready(netloop_reactor::io::Ready::READABLE | netloop_reactor::io::Ready::WRITABLE),
+            }
         }
 
-        /// Waits until the stream is readable (may be spurious: `try_read` may still
-        /// say `WouldBlock`).
-        pub async fn readable(&self) -> std::io::Result<()> {
-            $crate::registration::ready_for(&self.io, netloop_reactor::io::Direction::Read).await
+        /// Splits into borrowed halves, for use in one task.
+        pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+            (ReadHalf(self), WriteHalf(self))
         }
 
-        /// Waits until the stream is writable.
-        pub async fn writable(&self) -> std::io::Result<()> {
-            $crate::registration::ready_for(&self.io, netloop_reactor::io::Direction::Write).await
+        /// Splits into owned halves that may go to different tasks; `reunite` puts them
+        /// back together. Dropping the write half shuts down the write direction.
+        pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+            super::split::split_owned(self)
         }
 
         /// Polls for read readiness (only the last task to poll is woken).
@@ -78,27 +91,6 @@ macro_rules! byte_stream_methods {
             })
         }
 
-        /// Runs `f` once if `interest` is ready, clearing readiness on `WouldBlock`.
-        pub fn try_io<R>(
-            &self,
-            interest: $crate::io::Interest,
-            f: impl FnOnce() -> std::io::Result<R>,
-        ) -> std::io::Result<R> {
-            self.io.try_io(interest.direction(), |_| f())
-        }
-
-        /// Runs `f` whenever `interest` is ready, until it does not fail with
-        /// `WouldBlock` (which clears the readiness and waits again): tokio's way to
-        /// run a custom operation (a `recvmsg`, a `sendfile`) on the socket.
-        pub async fn async_io<R>(
-            &self,
-            interest: $crate::io::Interest,
-            mut f: impl FnMut() -> std::io::Result<R>,
-        ) -> std::io::Result<R> {
-            let direction = interest.direction();
-            std::future::poll_fn(|cx| self.io.poll_io_shared(cx, direction, |_| f())).await
-        }
-
         /// Takes the socket's pending error (`SO_ERROR`), if any.
         pub fn take_error(&self) -> std::io::Result<Option<std::io::Error>> {
             self.io.get_ref().take_error()
@@ -110,24 +102,18 @@ macro_rules! byte_stream_methods {
             buf: &mut tokio::io::ReadBuf<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
             use std::io::Read;
-            loop {
-                let ev = std::task::ready!(self.io.poll_read_ready(cx))?;
-                let unfilled = buf.initialize_unfilled();
-                let len = unfilled.len();
-                match (&*self.io.get_ref()).read(unfilled) {
-                    Ok(n) => {
-                        // A short read means the socket is drained: forget the readiness
-                        // now rather than pay for a WouldBlock read.
-                        if n > 0 && n < len {
-                            self.io.clear_readiness(ev);
-                        }
-                        buf.advance(n);
-                        return std::task::Poll::Ready(Ok(()));
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.io.clear_readiness(ev),
-                    Err(e) => return std::task::Poll::Ready(Err(e)),
-                }
-            }
+            let n = std::task::ready!(
+                self.io
+                    .poll_io_draining(cx, netloop_reactor::io::Direction::Read, |s| {
+                        let unfilled = buf.initialize_unfilled();
+                        let len = unfilled.len();
+                        // A short read means the socket is drained: its readiness is forgotten
+                        // now rather than after a read that would block.
+                        (&*s).read(unfilled).map(|n| (n, n > 0 && n < len))
+                    })
+            )?;
+            buf.advance(n);
+            std::task::Poll::Ready(Ok(()))
         }
 
         pub(crate) fn poll_write_priv(
@@ -156,23 +142,11 @@ macro_rules! byte_stream_methods {
             short_write_means_full: Option<usize>,
             mut op: impl FnMut(&$Source) -> std::io::Result<usize>,
         ) -> std::task::Poll<std::io::Result<usize>> {
-            loop {
-                let ev = std::task::ready!(self.io.poll_write_ready(cx))?;
-                match op(self.io.get_ref()) {
-                    Ok(n) => {
-                        // A short plain write means the send buffer is full.
-                        if let Some(len) = short_write_means_full
-                            && n > 0
-                            && n < len
-                        {
-                            self.io.clear_readiness(ev);
-                        }
-                        return std::task::Poll::Ready(Ok(n));
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.io.clear_readiness(ev),
-                    Err(e) => return std::task::Poll::Ready(Err(e)),
-                }
-            }
+            self.io
+                .poll_io_draining(cx, netloop_reactor::io::Direction::Write, |s| {
+                    // A short plain write means the send buffer is full.
+                    op(s).map(|n| (n, short_write_means_full.is_some_and(|len| n > 0 && n < len)))
+                })
         }
 
         pub(crate) fn shutdown_write(&self) -> std::io::Result<()> {
@@ -185,60 +159,11 @@ macro_rules! byte_stream_methods {
     };
 }
 
-/// `AsyncRead`/`AsyncWrite` (tokio's and futures-io's) and the descriptor traits of a
-/// byte stream, over the methods of [`byte_stream_methods`].
+/// `AsyncRead`/`AsyncWrite`, tokio's and futures-io's, of a byte stream, over the
+/// methods of [`byte_stream_methods`].
 macro_rules! byte_stream_traits {
     ($Stream:ty) => {
-        impl tokio::io::AsyncRead for $Stream {
-            // The tokio trait shims inline into the caller's future (tokio's `Read`,
-            // `WriteAll`, codecs), which then calls the operation directly.
-            #[inline]
-            fn poll_read(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                buf: &mut tokio::io::ReadBuf<'_>,
-            ) -> std::task::Poll<std::io::Result<()>> {
-                self.poll_read_priv(cx, buf)
-            }
-        }
-
-        impl tokio::io::AsyncWrite for $Stream {
-            #[inline]
-            fn poll_write(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                buf: &[u8],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                self.poll_write_priv(cx, buf)
-            }
-
-            fn poll_write_vectored(
-                self: std::pin::Pin<&mut Self>,
-                cx: &mut std::task::Context<'_>,
-                bufs: &[std::io::IoSlice<'_>],
-            ) -> std::task::Poll<std::io::Result<usize>> {
-                self.poll_write_vectored_priv(cx, bufs)
-            }
-
-            fn is_write_vectored(&self) -> bool {
-                true
-            }
-
-            fn poll_flush(
-                self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
-            ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(Ok(()))
-            }
-
-            /// Shuts down the write direction: the peer reads EOF; reading still works.
-            fn poll_shutdown(
-                self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
-            ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(self.shutdown_write())
-            }
-        }
+        byte_stream_tokio_io!($Stream, $Stream);
 
         impl futures_io::AsyncRead for $Stream {
             fn poll_read(
@@ -281,18 +206,6 @@ macro_rules! byte_stream_traits {
                 _cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
                 std::task::Poll::Ready(self.shutdown_write())
-            }
-        }
-
-        impl std::os::fd::AsRawFd for $Stream {
-            fn as_raw_fd(&self) -> std::os::fd::RawFd {
-                std::os::fd::AsRawFd::as_raw_fd(self.io.get_ref())
-            }
-        }
-
-        impl std::os::fd::AsFd for $Stream {
-            fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-                std::os::fd::AsFd::as_fd(self.io.get_ref())
             }
         }
 
@@ -391,11 +304,11 @@ macro_rules! byte_stream_halves {
         }
 
         impl ReadHalf<'_> {
-            read_half_methods!(0, $Addr);
+            half_methods!(read, 0, $Addr);
         }
 
         impl WriteHalf<'_> {
-            write_half_methods!(0, $Addr);
+            half_methods!(write, 0, $Addr);
         }
 
         impl OwnedReadHalf {
@@ -405,7 +318,7 @@ macro_rules! byte_stream_halves {
                 reunite(self, other)
             }
 
-            read_half_methods!(inner, $Addr);
+            half_methods!(read, inner, $Addr);
         }
 
         impl OwnedWriteHalf {
@@ -420,7 +333,7 @@ macro_rules! byte_stream_halves {
                 self.shutdown_on_drop = false;
             }
 
-            write_half_methods!(inner, $Addr);
+            half_methods!(write, inner, $Addr);
         }
 
         impl Drop for OwnedWriteHalf {
@@ -431,8 +344,8 @@ macro_rules! byte_stream_halves {
             }
         }
 
-        byte_stream_half_io!(ReadHalf<'_>, WriteHalf<'_>, 0);
-        byte_stream_half_io!(OwnedReadHalf, OwnedWriteHalf, inner);
+        byte_stream_tokio_io!(ReadHalf<'_>, WriteHalf<'_>, 0);
+        byte_stream_tokio_io!(OwnedReadHalf, OwnedWriteHalf, inner);
 
         impl AsRef<$Stream> for ReadHalf<'_> {
             fn as_ref(&self) -> &$Stream {
@@ -460,27 +373,31 @@ macro_rules! byte_stream_halves {
     };
 }
 
-/// `AsyncRead` for a read half and `AsyncWrite` for a write half, forwarding to the
-/// stream behind `self.$stream`.
-macro_rules! byte_stream_half_io {
-    ($Read:ty, $Write:ty, $stream:tt) => {
+/// tokio's `AsyncRead` for `$Read` and `AsyncWrite` for `$Write`, forwarding to the
+/// stream at `self` (the stream itself) or `self.$stream` (its halves).
+macro_rules! byte_stream_tokio_io {
+    ($Read:ty, $Write:ty $(, $stream:tt)?) => {
         impl tokio::io::AsyncRead for $Read {
+            // The tokio trait shims inline into the caller's future (tokio's `Read`,
+            // `WriteAll`, codecs), which then calls the operation directly.
+            #[inline]
             fn poll_read(
                 self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
                 buf: &mut tokio::io::ReadBuf<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                self.$stream.poll_read_priv(cx, buf)
+                self$(.$stream)?.poll_read_priv(cx, buf)
             }
         }
 
         impl tokio::io::AsyncWrite for $Write {
+            #[inline]
             fn poll_write(
                 self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
                 buf: &[u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                self.$stream.poll_write_priv(cx, buf)
+                self$(.$stream)?.poll_write_priv(cx, buf)
             }
 
             fn poll_write_vectored(
@@ -488,7 +405,7 @@ macro_rules! byte_stream_half_io {
                 cx: &mut std::task::Context<'_>,
                 bufs: &[std::io::IoSlice<'_>],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                self.$stream.poll_write_vectored_priv(cx, bufs)
+                self$(.$stream)?.poll_write_vectored_priv(cx, bufs)
             }
 
             fn is_write_vectored(&self) -> bool {
@@ -502,34 +419,22 @@ macro_rules! byte_stream_half_io {
                 std::task::Poll::Ready(Ok(()))
             }
 
+            /// Shuts down the write direction: the peer reads EOF; reading still works.
             fn poll_shutdown(
                 self: std::pin::Pin<&mut Self>,
                 _cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(self.$stream.shutdown_write())
+                std::task::Poll::Ready(self$(.$stream)?.shutdown_write())
             }
         }
     };
 }
 
-/// The methods every read half (borrowed and owned) has: each forwards to the
-/// stream behind `self.$stream`. One definition keeps the four halves alike, as tokio's.
-macro_rules! read_half_methods {
-    ($stream:tt, $Addr:ty) => {
-        /// The peer's address.
-        pub fn peer_addr(&self) -> std::io::Result<$Addr> {
-            self.$stream.peer_addr()
-        }
-
-        /// The local address.
-        pub fn local_addr(&self) -> std::io::Result<$Addr> {
-            self.$stream.local_addr()
-        }
-
-        /// See the stream's `ready`.
-        pub async fn ready(&self, interest: crate::io::Interest) -> std::io::Result<crate::io::Ready> {
-            self.$stream.ready(interest).await
-        }
+/// The methods every half (borrowed and owned) has: each forwards to the stream
+/// behind `self.$stream`. One definition keeps the four halves alike, as tokio's.
+macro_rules! half_methods {
+    (read, $stream:tt, $Addr:ty) => {
+        half_methods!(both, $stream, $Addr);
 
         /// See the stream's `readable`.
         pub async fn readable(&self) -> std::io::Result<()> {
@@ -551,25 +456,8 @@ macro_rules! read_half_methods {
             self.$stream.try_read_buf(buf)
         }
     };
-}
-
-/// The methods every write half has; see [`read_half_methods`].
-macro_rules! write_half_methods {
-    ($stream:tt, $Addr:ty) => {
-        /// The peer's address.
-        pub fn peer_addr(&self) -> std::io::Result<$Addr> {
-            self.$stream.peer_addr()
-        }
-
-        /// The local address.
-        pub fn local_addr(&self) -> std::io::Result<$Addr> {
-            self.$stream.local_addr()
-        }
-
-        /// See the stream's `ready`.
-        pub async fn ready(&self, interest: crate::io::Interest) -> std::io::Result<crate::io::Ready> {
-            self.$stream.ready(interest).await
-        }
+    (write, $stream:tt, $Addr:ty) => {
+        half_methods!(both, $stream, $Addr);
 
         /// See the stream's `writable`.
         pub async fn writable(&self) -> std::io::Result<()> {
@@ -584,6 +472,22 @@ macro_rules! write_half_methods {
         /// See the stream's `try_write_vectored`.
         pub fn try_write_vectored(&self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
             self.$stream.try_write_vectored(bufs)
+        }
+    };
+    (both, $stream:tt, $Addr:ty) => {
+        /// The peer's address.
+        pub fn peer_addr(&self) -> std::io::Result<$Addr> {
+            self.$stream.peer_addr()
+        }
+
+        /// The local address.
+        pub fn local_addr(&self) -> std::io::Result<$Addr> {
+            self.$stream.local_addr()
+        }
+
+        /// See the stream's `ready`.
+        pub async fn ready(&self, interest: crate::io::Interest) -> std::io::Result<crate::io::Ready> {
+            self.$stream.ready(interest).await
         }
     };
 }

@@ -158,9 +158,13 @@
 #![deny(missing_docs)]
 
 #[macro_use]
+mod evented;
+#[macro_use]
 mod byte_stream;
 #[macro_use]
 mod datagram;
+#[macro_use]
+mod socket_setup;
 mod addr;
 pub mod fs;
 pub mod io;

@@ -1,10 +1,12 @@
-//! Which loop a new socket is registered with.
+//! A socket's registration: the loop it joins, and the waits and operations every
+//! socket type runs through it.
 
+use std::future::Future;
 use std::io;
-
-use std::task::Poll;
+use std::task::{Context, Poll, ready};
 
 use netloop_reactor::io::{Direction, PollEvented, Ready};
+use tokio::io::ReadBuf;
 
 /// Registers `source` now, with the loop driving this thread, else the runtime's next.
 ///
@@ -53,6 +55,31 @@ pub(crate) async fn ready_for<S: mio::event::Source>(io: &PollEvented<S>, direct
         .map(drop)
 }
 
+/// Runs `op` on `io`'s socket whenever it is ready in `direction`, until it does not
+/// fail with `WouldBlock`: the waiting form of every socket operation (`accept`,
+/// `send_to`, `peek`, ...). Several tasks may await one socket at once.
+pub(crate) fn io_shared<S: mio::event::Source, R>(
+    io: &PollEvented<S>,
+    direction: Direction,
+    mut op: impl FnMut(&S) -> io::Result<R>,
+) -> impl Future<Output = io::Result<R>> {
+    std::future::poll_fn(move |cx| io.poll_io_shared(cx, direction, &mut op))
+}
+
+/// Polls `op` on `io`'s socket into `buf`'s unfilled part, retried across
+/// `WouldBlock`, and advances `buf` over the `n` bytes it read; the rest of `op`'s
+/// output (a sender's address, ...) comes back.
+pub(crate) fn poll_read_into<S: mio::event::Source, A>(
+    io: &PollEvented<S>,
+    cx: &mut Context<'_>,
+    buf: &mut ReadBuf<'_>,
+    mut op: impl FnMut(&S, &mut [u8]) -> io::Result<(usize, A)>,
+) -> Poll<io::Result<A>> {
+    let (n, out) = ready!(io.poll_read_io(cx, |s| op(s, buf.initialize_unfilled())))?;
+    buf.advance(n);
+    Poll::Ready(Ok(out))
+}
+
 /// The largest datagram (UDP's limit, and more than a Unix socket carries by
 /// default): the most one `recv_buf` takes.
 const MAX_DATAGRAM: usize = 64 * 1024;
@@ -68,4 +95,18 @@ pub(crate) fn recv_into<B: bytes::BufMut>(
     let n = recv(&mut tmp)?;
     buf.put_slice(&tmp[..n]);
     Ok(n)
+}
+
+/// [`recv_into`] for a `recv_from`, which also says where the datagram came from.
+pub(crate) fn recv_from_into<B: bytes::BufMut, A>(
+    buf: &mut B,
+    recv_from: impl FnOnce(&mut [u8]) -> io::Result<(usize, A)>,
+) -> io::Result<(usize, A)> {
+    let mut from = None;
+    let n = recv_into(buf, |b| {
+        let (n, addr) = recv_from(b)?;
+        from = Some(addr);
+        Ok(n)
+    })?;
+    Ok((n, from.expect("set by a successful recv_from")))
 }

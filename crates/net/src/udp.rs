@@ -1,17 +1,14 @@
 //! `UdpSocket`: datagrams on an event loop (tokio's `net::UdpSocket`).
 
-use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
 use netloop_reactor::io::{Direction, PollEvented};
 use tokio::io::ReadBuf;
 
-use crate::addr::ToSocketAddrs;
-use crate::registration::register;
+use crate::addr::{ToSocketAddrs, try_each_addr};
+use crate::registration::{io_shared, poll_read_into, recv_from_into};
 
 /// A UDP socket (tokio's `net::UdpSocket`).
 ///
@@ -39,70 +36,27 @@ pub struct UdpSocket {
     io: PollEvented<mio::net::UdpSocket>,
 }
 
-impl fmt::Debug for UdpSocket {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.io.get_ref().fmt(f)
-    }
-}
-
 impl UdpSocket {
     /// Binds to `addr`, trying each resolved address in turn; returns the first
     /// success or the last error (`AddrInUse` for a port in use).
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
-        let mut last = None;
-        for addr in addr.to_addrs().resolve().await? {
-            match mio::net::UdpSocket::bind(addr).and_then(UdpSocket::new) {
-                Ok(socket) => return Ok(socket),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "could not resolve to any address")))
-    }
-
-    #[track_caller]
-    fn new(socket: mio::net::UdpSocket) -> io::Result<UdpSocket> {
-        Ok(UdpSocket {
-            io: register(socket, mio::Interest::READABLE | mio::Interest::WRITABLE)?,
+        try_each_addr(addr, |addr| {
+            std::future::ready(mio::net::UdpSocket::bind(addr).and_then(UdpSocket::new))
         })
+        .await
     }
 
-    /// Wraps a std socket, setting it non-blocking, registered with the current loop.
-    ///
-    /// # Panics
-    ///
-    /// Outside a runtime, as tokio's does.
-    #[track_caller]
-    pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
-        socket.set_nonblocking(true)?;
-        UdpSocket::new(mio::net::UdpSocket::from_std(socket))
-    }
-
-    /// Deregisters and returns the std socket (still non-blocking).
-    pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
-        Ok(self.io.into_inner()?.into())
-    }
-
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-
-    /// The address of the connected peer.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().peer_addr()
+    forward_to_socket! {
+        /// The local address.
+        pub fn local_addr(&self) -> io::Result<SocketAddr>;
+        /// The address of the connected peer.
+        pub fn peer_addr(&self) -> io::Result<SocketAddr>;
     }
 
     /// Sets the default destination of `send` and the only source `recv` accepts,
     /// trying each resolved address in turn.
     pub async fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
-        let mut last = None;
-        for addr in addr.to_addrs().resolve().await? {
-            match self.io.get_ref().connect(addr) {
-                Ok(()) => return Ok(()),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "could not resolve to any address")))
+        try_each_addr(addr, |addr| std::future::ready(self.io.get_ref().connect(addr))).await
     }
 
     datagram_methods!();
@@ -115,7 +69,7 @@ impl UdpSocket {
             .await?
             .next()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no addresses to send data to"))?;
-        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Write, |s| s.send_to(buf, target))).await
+        io_shared(&self.io, Direction::Write, |s| s.send_to(buf, target)).await
     }
 
     /// Polls to send `buf` to `target`.
@@ -130,14 +84,12 @@ impl UdpSocket {
 
     /// Receives one datagram and its sender's address; cut to fit `buf` if larger.
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.recv_from(buf))).await
+        io_shared(&self.io, Direction::Read, |s| s.recv_from(buf)).await
     }
 
     /// Polls to receive one datagram into `buf`'s unfilled part; returns its sender.
     pub fn poll_recv_from(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<SocketAddr>> {
-        let (n, from) = ready!(self.io.poll_read_io(cx, |s| s.recv_from(buf.initialize_unfilled())))?;
-        buf.advance(n);
-        Poll::Ready(Ok(from))
+        poll_read_into(&self.io, cx, buf, |s, b| s.recv_from(b))
     }
 
     /// Receives with its sender without waiting.
@@ -147,15 +99,13 @@ impl UdpSocket {
 
     /// Receives the next datagram and its sender without removing it from the queue.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.peek_from(buf))).await
+        io_shared(&self.io, Direction::Read, |s| s.peek_from(buf)).await
     }
 
     /// Polls to receive the next datagram into `buf`'s unfilled part, with its sender,
     /// without removing it from the queue.
     pub fn poll_peek_from(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<SocketAddr>> {
-        let (n, from) = ready!(self.io.poll_read_io(cx, |s| s.peek_from(buf.initialize_unfilled())))?;
-        buf.advance(n);
-        Poll::Ready(Ok(from))
+        poll_read_into(&self.io, cx, buf, |s, b| s.peek_from(b))
     }
 
     /// [`peek_from`](Self::peek_from) without waiting.
@@ -185,82 +135,54 @@ impl UdpSocket {
 
     /// Receives one datagram into the spare capacity of `buf`, with its sender.
     pub async fn recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| recv_from_into(buf, s))).await
+        io_shared(&self.io, Direction::Read, |s| recv_from_into(buf, |b| s.recv_from(b))).await
     }
 
     /// [`recv_buf_from`](Self::recv_buf_from) without waiting.
     pub fn try_recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
-        self.io.try_io(Direction::Read, |s| recv_from_into(buf, s))
+        self.io
+            .try_io(Direction::Read, |s| recv_from_into(buf, |b| s.recv_from(b)))
     }
 
-    /// `IP_TOS`, the type-of-service field of this IPv4 socket's packets.
-    pub fn tos_v4(&self) -> io::Result<u32> {
-        socket2::SockRef::from(self.io.get_ref()).tos_v4()
+    forward_to_socket! {
+        via socket2:
+        /// `IP_TOS`, the type-of-service field of this IPv4 socket's packets.
+        pub fn tos_v4(&self) -> io::Result<u32>;
+        /// Sets `IP_TOS`.
+        pub fn set_tos_v4(&self, tos: u32) -> io::Result<()>;
+        /// `IPV6_TCLASS`, the traffic class of this IPv6 socket's packets.
+        pub fn tclass_v6(&self) -> io::Result<u32>;
+        /// Sets `IPV6_TCLASS`.
+        pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()>;
     }
 
-    /// Sets `IP_TOS`.
-    pub fn set_tos_v4(&self, tos: u32) -> io::Result<()> {
-        socket2::SockRef::from(self.io.get_ref()).set_tos_v4(tos)
-    }
-
-    /// `IPV6_TCLASS`, the traffic class of this IPv6 socket's packets.
-    pub fn tclass_v6(&self) -> io::Result<u32> {
-        socket2::SockRef::from(self.io.get_ref()).tclass_v6()
-    }
-
-    /// Sets `IPV6_TCLASS`.
-    pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()> {
-        socket2::SockRef::from(self.io.get_ref()).set_tclass_v6(tclass)
-    }
-
-    /// Reads `SO_BROADCAST`.
-    pub fn broadcast(&self) -> io::Result<bool> {
-        self.io.get_ref().broadcast()
-    }
-
-    /// Sets `SO_BROADCAST`.
-    pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
-        self.io.get_ref().set_broadcast(on)
-    }
-
-    /// Reads `IP_TTL`.
-    pub fn ttl(&self) -> io::Result<u32> {
-        self.io.get_ref().ttl()
-    }
-
-    /// Sets `IP_TTL`.
-    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        self.io.get_ref().set_ttl(ttl)
-    }
-
-    /// Reads `IP_MULTICAST_LOOP`.
-    pub fn multicast_loop_v4(&self) -> io::Result<bool> {
-        self.io.get_ref().multicast_loop_v4()
-    }
-
-    /// Sets `IP_MULTICAST_LOOP`.
-    pub fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()> {
-        self.io.get_ref().set_multicast_loop_v4(on)
-    }
-
-    /// Reads `IP_MULTICAST_TTL`.
-    pub fn multicast_ttl_v4(&self) -> io::Result<u32> {
-        self.io.get_ref().multicast_ttl_v4()
-    }
-
-    /// Sets `IP_MULTICAST_TTL`.
-    pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> {
-        self.io.get_ref().set_multicast_ttl_v4(ttl)
-    }
-
-    /// Reads `IPV6_MULTICAST_LOOP`.
-    pub fn multicast_loop_v6(&self) -> io::Result<bool> {
-        self.io.get_ref().multicast_loop_v6()
-    }
-
-    /// Sets `IPV6_MULTICAST_LOOP`.
-    pub fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()> {
-        self.io.get_ref().set_multicast_loop_v6(on)
+    forward_to_socket! {
+        /// Reads `SO_BROADCAST`.
+        pub fn broadcast(&self) -> io::Result<bool>;
+        /// Sets `SO_BROADCAST`.
+        pub fn set_broadcast(&self, on: bool) -> io::Result<()>;
+        /// Reads `IP_TTL`.
+        pub fn ttl(&self) -> io::Result<u32>;
+        /// Sets `IP_TTL`.
+        pub fn set_ttl(&self, ttl: u32) -> io::Result<()>;
+        /// Reads `IP_MULTICAST_LOOP`.
+        pub fn multicast_loop_v4(&self) -> io::Result<bool>;
+        /// Sets `IP_MULTICAST_LOOP`.
+        pub fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()>;
+        /// Reads `IP_MULTICAST_TTL`.
+        pub fn multicast_ttl_v4(&self) -> io::Result<u32>;
+        /// Sets `IP_MULTICAST_TTL`.
+        pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()>;
+        /// Reads `IPV6_MULTICAST_LOOP`.
+        pub fn multicast_loop_v6(&self) -> io::Result<bool>;
+        /// Sets `IPV6_MULTICAST_LOOP`.
+        pub fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()>;
+        /// Joins an IPv6 multicast group on interface index `interface`.
+        pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()>;
+        /// Leaves an IPv6 multicast group.
+        pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()>;
+        /// Takes the socket's pending error (`SO_ERROR`), if any.
+        pub fn take_error(&self) -> io::Result<Option<io::Error>>;
     }
 
     /// Joins an IPv4 multicast group on `interface`.
@@ -272,52 +194,11 @@ impl UdpSocket {
     pub fn leave_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
         self.io.get_ref().leave_multicast_v4(&multiaddr, &interface)
     }
-
-    /// Joins an IPv6 multicast group on interface index `interface`.
-    pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
-        self.io.get_ref().join_multicast_v6(multiaddr, interface)
-    }
-
-    /// Leaves an IPv6 multicast group.
-    pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
-        self.io.get_ref().leave_multicast_v6(multiaddr, interface)
-    }
-
-    /// Takes the socket's pending error (`SO_ERROR`), if any.
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.get_ref().take_error()
-    }
 }
 
-impl TryFrom<std::net::UdpSocket> for UdpSocket {
-    type Error = io::Error;
-
-    /// [`UdpSocket::from_std`].
-    #[track_caller]
-    fn try_from(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
-        UdpSocket::from_std(socket)
-    }
-}
-
-impl AsRawFd for UdpSocket {
-    fn as_raw_fd(&self) -> RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
-}
-
-impl AsFd for UdpSocket {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
-}
-
-/// One `recv_from` into the spare capacity of `buf`.
-fn recv_from_into<B: bytes::BufMut>(buf: &mut B, socket: &mio::net::UdpSocket) -> io::Result<(usize, SocketAddr)> {
-    let mut from = None;
-    let n = crate::registration::recv_into(buf, |b| {
-        let (n, addr) = socket.recv_from(b)?;
-        from = Some(addr);
-        Ok(n)
-    })?;
-    Ok((n, from.expect("set by a successful recv_from")))
-}
+evented_socket!(
+    UdpSocket,
+    std::net::UdpSocket,
+    mio::net::UdpSocket,
+    mio::Interest::READABLE | mio::Interest::WRITABLE
+);

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use async_task::Runnable;
 
 use crate::group::ThreadConfig;
-use crate::task::join::{Id, JoinHandle, guard_with_flag, new_abort_state};
+use crate::sync::{lock, unpoison};
+use crate::task::harness::{guard_with_flag, new_abort_state};
+use crate::task::{Id, JoinHandle};
 
 struct State {
     queue: VecDeque<Runnable>,
@@ -84,7 +86,7 @@ impl BlockingPool {
     }
 
     fn schedule(&self, runnable: Runnable) {
-        let mut st = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = lock(&self.inner.state);
         if st.shutdown {
             // Dropping closes the task: its JoinHandle reports cancellation.
             drop(st);
@@ -114,32 +116,21 @@ impl BlockingPool {
 
     fn spawn_thread(&self, index: usize) -> std::io::Result<thread::JoinHandle<()>> {
         let inner = self.inner.clone();
-        let mut b = thread::Builder::new().name((inner.config.name)(index));
-        if let Some(size) = inner.config.stack_size {
-            b = b.stack_size(size);
-        }
-        b.spawn(move || {
-            let _context = inner.config.enter.as_ref().map(|enter| enter());
-            #[cfg(feature = "tokio-compat")]
-            let _tokio = inner.config.tokio.as_ref().map(tokio::runtime::Handle::enter);
-            if let Some(f) = &inner.config.on_start {
-                f();
-            }
-            work(&inner);
-            if let Some(f) = &inner.config.on_stop {
-                f();
-            }
-            // Only now is the thread gone as far as `shutdown` is concerned.
-            inner.state.lock().unwrap_or_else(|e| e.into_inner()).threads -= 1;
+        let body = move || work(&inner);
+        let inner = self.inner.clone();
+        // After `on_stop`: only then is the thread gone as far as `shutdown` is concerned.
+        let exited = move || {
+            lock(&inner.state).threads -= 1;
             inner.exited.notify_all();
-        })
+        };
+        self.inner.config.spawn(index, body, exited)
     }
 
     /// Stops accepting work; waits up to `timeout` (forever if `None`) for running
     /// and queued tasks to finish and the threads to exit.
     pub(crate) fn shutdown(&self, timeout: Option<Duration>) {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let mut st = self.inner.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = lock(&self.inner.state);
         st.shutdown = true;
         self.inner.cv.notify_all();
         // A blocking task that drops its own runtime must not wait for itself.
@@ -153,12 +144,7 @@ impl BlockingPool {
                     _ => break,
                 },
             };
-            st = self
-                .inner
-                .exited
-                .wait_timeout(st, wait)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            st = unpoison(self.inner.exited.wait_timeout(st, wait)).0;
         }
         let handles = std::mem::take(&mut st.handles);
         drop(st);
@@ -195,7 +181,7 @@ pub(crate) fn after_this_task(f: impl FnOnce() + 'static) {
 
 fn work(inner: &Inner) {
     AFTER_RUN.set(Some(Vec::new()));
-    let mut st = inner.state.lock().unwrap_or_else(|e| e.into_inner());
+    let mut st = lock(&inner.state);
     loop {
         if let Some(r) = st.queue.pop_front() {
             drop(st);
@@ -204,17 +190,14 @@ fn work(inner: &Inner) {
             for f in after {
                 f();
             }
-            st = inner.state.lock().unwrap_or_else(|e| e.into_inner());
+            st = lock(&inner.state);
             continue;
         }
         if st.shutdown {
             break;
         }
         st.idle += 1;
-        let (guard, timeout) = inner
-            .cv
-            .wait_timeout(st, inner.keep_alive)
-            .unwrap_or_else(|e| e.into_inner());
+        let (guard, timeout) = unpoison(inner.cv.wait_timeout(st, inner.keep_alive));
         st = guard;
         st.idle -= 1;
         if st.notified > 0 {

@@ -1,4 +1,4 @@
-//! `EventLoopGroup`: N event loops, each on its own thread (spec section 1).
+//! `EventLoopGroup`: N event loops, each on its own thread (design §1, Netty's `EventLoopGroup`).
 
 use std::fmt;
 use std::io;
@@ -9,6 +9,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use netloop_reactor::{ConfigError, EventLoop, EventLoopBuilder, EventLoopHandle, TerminationFuture};
+
+use crate::sync::lock;
 
 /// How a group names and prepares its threads.
 #[derive(Clone)]
@@ -36,6 +38,35 @@ impl ThreadConfig {
             #[cfg(feature = "tokio-compat")]
             tokio: None,
         }
+    }
+
+    /// Spawns thread `index`, named and sized as configured. It enters the runtime's
+    /// context (and tokio's) first and leaves it last; inside, it runs `on_start`,
+    /// `body`, `on_stop`, then `exited`.
+    pub(crate) fn spawn(
+        &self,
+        index: usize,
+        body: impl FnOnce() + Send + 'static,
+        exited: impl FnOnce() + Send + 'static,
+    ) -> io::Result<thread::JoinHandle<()>> {
+        let cfg = self.clone();
+        let mut builder = thread::Builder::new().name((cfg.name)(index));
+        if let Some(size) = cfg.stack_size {
+            builder = builder.stack_size(size);
+        }
+        builder.spawn(move || {
+            let _context = cfg.enter.as_ref().map(|enter| enter());
+            #[cfg(feature = "tokio-compat")]
+            let _tokio = cfg.tokio.as_ref().map(tokio::runtime::Handle::enter);
+            if let Some(f) = &cfg.on_start {
+                f();
+            }
+            body();
+            if let Some(f) = &cfg.on_stop {
+                f();
+            }
+            exited();
+        })
     }
 }
 
@@ -161,16 +192,12 @@ impl EventLoopGroup {
 
     /// Takes loop `index` out to be driven by the caller (the current-thread runtime).
     pub(crate) fn take_loop(&self, index: usize) -> Option<EventLoop> {
-        self.inner.slots[index]
-            .parked
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
+        lock(&self.inner.slots[index].parked).take()
     }
 
     /// Gives back a loop taken with [`take_loop`](Self::take_loop).
     pub(crate) fn put_loop(&self, index: usize, event_loop: EventLoop) {
-        *self.inner.slots[index].parked.lock().unwrap_or_else(|e| e.into_inner()) = Some(event_loop);
+        *lock(&self.inner.slots[index].parked) = Some(event_loop);
     }
 
     /// Starts every loop's thread now instead of on first use.
@@ -222,14 +249,14 @@ impl EventLoopGroup {
     /// stop it.
     pub fn shutdown_gracefully(&self, quiet_period: Duration, timeout: Duration) -> Result<(), ConfigError> {
         for slot in &self.inner.slots {
-            let parked = slot.parked.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let parked = lock(&slot.parked).take();
             match parked {
                 // Dropping an undriven loop shuts it down and terminates it.
                 Some(event_loop) if self.inner.lazy => drop(event_loop),
                 other => {
                     if let Some(event_loop) = other {
                         // Not lazily started (current-thread): keep it for its owner.
-                        *slot.parked.lock().unwrap_or_else(|e| e.into_inner()) = Some(event_loop);
+                        *lock(&slot.parked) = Some(event_loop);
                     }
                     drop(slot.handle.shutdown_gracefully_with(quiet_period, timeout)?);
                 }
@@ -254,7 +281,7 @@ impl EventLoopGroup {
     pub fn await_termination(&self, timeout: Duration) -> bool {
         let deadline = Instant::now().checked_add(timeout);
         for slot in &self.inner.slots {
-            let parked = slot.parked.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let parked = lock(&slot.parked).take();
             if let Some(event_loop) = parked {
                 // Never ran on a thread of its own: dropping it terminates it here.
                 drop(event_loop);
@@ -263,7 +290,7 @@ impl EventLoopGroup {
             if slot.handle.await_termination(left).is_err() {
                 return false;
             }
-            if let Some(t) = slot.thread.lock().unwrap_or_else(|e| e.into_inner()).take()
+            if let Some(t) = lock(&slot.thread).take()
                 && t.thread().id() != thread::current().id()
             {
                 let _ = t.join();
@@ -276,30 +303,17 @@ impl EventLoopGroup {
 /// Spawns the thread of loop `index` if it has not been started (Netty `startThread`).
 fn start_loop(inner: &Arc<Inner>, index: usize) {
     let slot = &inner.slots[index];
-    let Some(mut event_loop) = slot.parked.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+    let Some(mut event_loop) = lock(&slot.parked).take() else {
         return;
     };
-    let cfg = inner.threads.clone();
-    let mut builder = thread::Builder::new().name((cfg.name)(index));
-    if let Some(size) = cfg.stack_size {
-        builder = builder.stack_size(size);
-    }
-    let spawned = builder.spawn(move || {
-        let _context = cfg.enter.as_ref().map(|enter| enter());
-        #[cfg(feature = "tokio-compat")]
-        let _tokio = cfg.tokio.as_ref().map(tokio::runtime::Handle::enter);
-        if let Some(f) = &cfg.on_start {
-            f();
-        }
+    let run = move || {
         if let Err(e) = event_loop.run() {
             tracing::error!(target: "netloop::scheduler", error = %e, "event loop thread could not drive its loop");
         }
-        if let Some(f) = &cfg.on_stop {
-            f();
-        }
-    });
+    };
+    let spawned = inner.threads.spawn(index, run, || {});
     match spawned {
-        Ok(t) => *slot.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(t),
+        Ok(t) => *lock(&slot.thread) = Some(t),
         Err(e) => {
             tracing::error!(target: "netloop::scheduler", loop_index = index, error = %e,
                 "could not spawn an event loop thread; its tasks wait until the group shuts down");

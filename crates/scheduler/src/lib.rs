@@ -31,6 +31,7 @@ pub mod drivers;
 mod group;
 pub mod placement;
 pub mod runtime;
+pub mod sync;
 pub mod task;
 pub mod time;
 

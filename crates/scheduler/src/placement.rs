@@ -1,9 +1,11 @@
-//! Which loop new work lands on: a spawned task, a new socket.
+//! Which loop new work lands on: a spawned task, a new socket, a new timer.
 //!
 //! The rule is affinity: work started on a loop stays on that loop, so a task and
 //! everything it spawns share a thread and wake each other without crossing threads.
 //! Work started off every loop (in `block_on` on a plain thread, after
 //! `Runtime::enter`) goes to the group's [`next`](crate::EventLoopGroup::next) loop.
+//! `with_current_or_next` is that rule, written once: every placement goes through it
+//! or, for a spawn through a given runtime handle, through `spawn_loop_of`.
 //!
 //! One exception spreads connections, as Netty's acceptor hands each new channel to
 //! `childGroup.next()`: once a task has accepted a connection
@@ -95,16 +97,46 @@ pub(crate) fn blocking_in_place<R>(f: impl FnOnce() -> R) -> R {
     netloop_reactor::outside_loop(f)
 }
 
-/// The group's next loop, passing over the one this thread blocks in place (when the
-/// group has another).
-fn next_unblocked(group: &crate::group::EventLoopGroup) -> &EventLoopHandle {
-    let blocked = BLOCKED_LOOP.try_with(Cell::get).unwrap_or(0);
-    let next = group.next();
-    if blocked != 0 && next.id() == blocked && group.len() > 1 {
+/// How a runtime's next loop is chosen for work that leaves this thread's loop.
+#[derive(Clone, Copy)]
+pub(crate) enum Next {
+    /// The group's round-robin, passing over the loop this thread blocks in place
+    /// (when the group has another): that loop runs nothing until the closure returns.
+    Unblocked,
+    /// The group's round-robin as it stands.
+    RoundRobin,
+}
+
+/// The loop of `group` that `next` picks.
+pub(crate) fn next_of(group: &crate::group::EventLoopGroup, next: Next) -> &EventLoopHandle {
+    let first = group.next();
+    let blocked = match next {
+        Next::Unblocked => BLOCKED_LOOP.try_with(Cell::get).unwrap_or(0),
+        Next::RoundRobin => 0,
+    };
+    if blocked != 0 && first.id() == blocked && group.len() > 1 {
         group.next()
     } else {
-        next
+        first
     }
+}
+
+/// Calls `f` with this thread's loop if there is one and `stay()` agrees (asked only
+/// then), else with the current runtime's loop that `next` picks. `None` (and `f`
+/// not called) when neither exists: off every loop and outside any runtime.
+///
+/// The loop is borrowed, not cloned: a spawn on the thread's own loop touches no
+/// reference count.
+pub(crate) fn with_current_or_next<R>(
+    stay: impl FnOnce() -> bool,
+    next: Next,
+    f: impl FnOnce(&EventLoopHandle) -> R,
+) -> Option<R> {
+    let mut f = Some(f);
+    EventLoopHandle::with_current(|current| match current {
+        Some(current) if stay() => f.take().map(|f| f(current)),
+        _ => Handle::try_with_current(|handle| f.take().map(|f| f(next_of(&handle.inner.group, next)))).flatten(),
+    })
 }
 
 /// Calls `f` with the loop a `spawn` from this thread lands on: this thread's loop
@@ -112,12 +144,7 @@ fn next_unblocked(group: &crate::group::EventLoopGroup) -> &EventLoopHandle {
 /// runtime's next loop. Panics outside a runtime, as tokio's `spawn` does.
 #[track_caller]
 pub(crate) fn with_spawn_loop<R>(f: impl FnOnce(&EventLoopHandle) -> R) -> R {
-    let mut f = Some(f);
-    let spawned = EventLoopHandle::with_current(|current| match current {
-        Some(current) if !take_accepted() => f.take().map(|f| f(current)),
-        _ => Handle::try_with_current(|handle| f.take().map(|f| f(next_unblocked(&handle.inner.group)))).flatten(),
-    });
-    match spawned {
+    match with_current_or_next(|| !take_accepted(), Next::Unblocked, f) {
         Some(out) => out,
         // Here, not in the closure: the panic points at the caller of `spawn`.
         None => crate::runtime::no_runtime(),
@@ -130,7 +157,7 @@ pub(crate) fn spawn_loop_of(handle: &Handle) -> &EventLoopHandle {
     let group = &handle.inner.group;
     EventLoopHandle::with_current(|current| current.and_then(|c| group.iter().find(|l| *l == c)))
         .filter(|_| !take_accepted())
-        .unwrap_or_else(|| next_unblocked(group))
+        .unwrap_or_else(|| next_of(group, Next::Unblocked))
 }
 
 /// The loop a new socket registers with now: this thread's loop, else the current
@@ -142,11 +169,36 @@ pub(crate) fn spawn_loop_of(handle: &Handle) -> &EventLoopHandle {
 #[track_caller]
 pub fn registration_loop() -> io::Result<EventLoopHandle> {
     crate::drivers::require_io();
-    if let Some(current) = EventLoopHandle::current() {
-        return Ok(current);
+    with_current_or_next(|| true, Next::Unblocked, EventLoopHandle::clone)
+        .ok_or_else(|| io::Error::other(crate::runtime::NO_RUNTIME))
+}
+
+/// The loop a new timer belongs to: this thread's loop, else the current runtime's
+/// next in plain round-robin.
+///
+/// # Panics
+///
+/// Outside a runtime, and on a runtime built without `enable_time`, with tokio's
+/// messages.
+#[track_caller]
+pub(crate) fn timer_loop() -> EventLoopHandle {
+    crate::drivers::require_time();
+    match with_current_or_next(|| true, Next::RoundRobin, EventLoopHandle::clone) {
+        Some(event_loop) => event_loop,
+        None => crate::runtime::no_runtime(),
     }
-    match Handle::try_current() {
-        Ok(handle) => Ok(next_unblocked(&handle.inner.group).clone()),
-        Err(e) => Err(io::Error::other(e.to_string())),
+}
+
+/// The loop [`task::spawn_pinned`](crate::task::spawn_pinned) builds its future on:
+/// the current runtime's next, in plain round-robin, wherever it is called from.
+///
+/// # Panics
+///
+/// Outside a runtime, with tokio's message.
+#[track_caller]
+pub(crate) fn with_pinned_loop<R>(f: impl FnOnce(&EventLoopHandle) -> R) -> R {
+    match Handle::try_with_current(|handle| f(next_of(&handle.inner.group, Next::RoundRobin))) {
+        Some(out) => out,
+        None => crate::runtime::no_runtime(),
     }
 }

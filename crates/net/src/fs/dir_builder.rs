@@ -4,7 +4,7 @@ use std::io;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 
-use super::asyncify;
+use super::on_path;
 
 /// Creates directories with options: recursive creation, permissions (tokio's
 /// `DirBuilder`).
@@ -51,12 +51,11 @@ impl DirBuilder {
 
     /// Creates the directory `path` as configured.
     pub async fn create(&self, path: impl AsRef<Path>) -> io::Result<()> {
-        let path = path.as_ref().to_owned();
         let mut builder = std::fs::DirBuilder::new();
         builder.recursive(self.recursive);
         if let Some(mode) = self.mode {
             builder.mode(mode);
         }
-        asyncify(move || builder.create(path)).await
+        on_path(path, move |path| builder.create(path)).await
     }
 }

@@ -42,6 +42,7 @@ pub use read_dir::{DirEntry, ReadDir, read_dir};
 pub use std::fs::FileTimes;
 
 use std::io;
+use std::path::{Path, PathBuf};
 
 use netloop_scheduler::task::JoinError;
 
@@ -60,6 +61,25 @@ where
         Ok(result) => result,
         Err(_) => Err(background_task_failed()),
     }
+}
+
+/// Runs `op` on the blocking pool with an owned copy of `path`.
+async fn on_path<T: Send + 'static>(
+    path: impl AsRef<Path>,
+    op: impl FnOnce(PathBuf) -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    let path = path.as_ref().to_owned();
+    asyncify(move || op(path)).await
+}
+
+/// [`on_path`] for an operation on two paths.
+async fn on_paths<T: Send + 'static>(
+    from: impl AsRef<Path>,
+    to: impl AsRef<Path>,
+    op: impl FnOnce(PathBuf, PathBuf) -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    let (from, to) = (from.as_ref().to_owned(), to.as_ref().to_owned());
+    asyncify(move || op(from, to)).await
 }
 
 fn background_task_failed() -> io::Error {

@@ -4,7 +4,7 @@ use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use super::{File, asyncify};
+use super::{File, on_path};
 
 /// How to open a file: for reading, writing, appending, creating... (tokio's
 /// `OpenOptions`, wrapping the standard library's).
@@ -94,9 +94,8 @@ impl OpenOptions {
     /// The OS's: the file is missing (without `create`), exists (with `create_new`),
     /// permission is denied, the options are contradictory (`InvalidInput`)...
     pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
-        let path = path.as_ref().to_owned();
         let options = self.0.clone();
-        let std = asyncify(move || options.open(path)).await?;
+        let std = on_path(path, move |path| options.open(path)).await?;
         Ok(File::from_std(std))
     }
 

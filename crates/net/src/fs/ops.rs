@@ -4,7 +4,7 @@ use std::fs::{Metadata, Permissions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::asyncify;
+use super::{on_path, on_paths};
 
 /// Reads the whole file at `path` into a `Vec`.
 ///
@@ -24,8 +24,7 @@ use super::asyncify;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::read(path)).await
+    on_path(path, std::fs::read).await
 }
 
 /// Reads the whole file at `path` into a `String`; an error if it is not UTF-8.
@@ -47,8 +46,7 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::read_to_string(path)).await
+    on_path(path, std::fs::read_to_string).await
 }
 
 /// Creates or truncates the file at `path` and writes `contents` to it.
@@ -70,9 +68,8 @@ pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
-    let path = path.as_ref().to_owned();
     let contents = contents.as_ref().to_owned();
-    asyncify(move || std::fs::write(path, contents)).await
+    on_path(path, move |path| std::fs::write(path, contents)).await
 }
 
 /// Copies the contents and permissions of file `from` to `to`; returns the bytes copied.
@@ -93,8 +90,7 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
-    let (from, to) = (from.as_ref().to_owned(), to.as_ref().to_owned());
-    asyncify(move || std::fs::copy(from, to)).await
+    on_paths(from, to, std::fs::copy).await
 }
 
 /// Creates the directory `path`; its parent must exist.
@@ -115,8 +111,7 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::create_dir(path)).await
+    on_path(path, std::fs::create_dir).await
 }
 
 /// Creates the directory `path` and any missing parents.
@@ -137,8 +132,7 @@ pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::create_dir_all(path)).await
+    on_path(path, std::fs::create_dir_all).await
 }
 
 /// Removes the empty directory `path`.
@@ -160,8 +154,7 @@ pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::remove_dir(path)).await
+    on_path(path, std::fs::remove_dir).await
 }
 
 /// Removes the directory `path` with everything in it.
@@ -183,8 +176,7 @@ pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::remove_dir_all(path)).await
+    on_path(path, std::fs::remove_dir_all).await
 }
 
 /// Removes the file `path`.
@@ -207,8 +199,7 @@ pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::remove_file(path)).await
+    on_path(path, std::fs::remove_file).await
 }
 
 /// Renames `from` to `to`, replacing `to` if it exists (on the same file system).
@@ -232,8 +223,7 @@ pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
-    let (from, to) = (from.as_ref().to_owned(), to.as_ref().to_owned());
-    asyncify(move || std::fs::rename(from, to)).await
+    on_paths(from, to, std::fs::rename).await
 }
 
 /// The absolute form of `path`, with every link resolved.
@@ -254,8 +244,7 @@ pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::canonicalize(path)).await
+    on_path(path, std::fs::canonicalize).await
 }
 
 /// Creates `link` as a hard link to `original`.
@@ -277,8 +266,7 @@ pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
-    let (original, link) = (original.as_ref().to_owned(), link.as_ref().to_owned());
-    asyncify(move || std::fs::hard_link(original, link)).await
+    on_paths(original, link, std::fs::hard_link).await
 }
 
 /// Creates `link` as a symbolic link to `original`.
@@ -299,8 +287,7 @@ pub async fn hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn symlink(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
-    let (original, link) = (original.as_ref().to_owned(), link.as_ref().to_owned());
-    asyncify(move || std::os::unix::fs::symlink(original, link)).await
+    on_paths(original, link, std::os::unix::fs::symlink).await
 }
 
 /// The target of the symbolic link `path`.
@@ -320,8 +307,7 @@ pub async fn symlink(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn read_link(path: impl AsRef<Path>) -> io::Result<PathBuf> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::read_link(path)).await
+    on_path(path, std::fs::read_link).await
 }
 
 /// The metadata of `path`, following links.
@@ -343,8 +329,7 @@ pub async fn read_link(path: impl AsRef<Path>) -> io::Result<PathBuf> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::metadata(path)).await
+    on_path(path, std::fs::metadata).await
 }
 
 /// The metadata of `path` itself, not following a link.
@@ -366,8 +351,7 @@ pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::symlink_metadata(path)).await
+    on_path(path, std::fs::symlink_metadata).await
 }
 
 /// Sets the permissions of `path`.
@@ -391,8 +375,7 @@ pub async fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn set_permissions(path: impl AsRef<Path>, perm: Permissions) -> io::Result<()> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || std::fs::set_permissions(path, perm)).await
+    on_path(path, move |path| std::fs::set_permissions(path, perm)).await
 }
 
 /// Whether `path` exists: `Ok(false)` only when it certainly does not; an error when
@@ -415,6 +398,5 @@ pub async fn set_permissions(path: impl AsRef<Path>, perm: Permissions) -> io::R
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
-    let path = path.as_ref().to_owned();
-    asyncify(move || path.try_exists()).await
+    on_path(path, |path| path.try_exists()).await
 }

@@ -14,7 +14,7 @@ use std::task::{Context, Poll, ready};
 
 use netloop_scheduler::task::JoinHandle;
 
-use super::{asyncify, background_task_failed};
+use super::{asyncify, background_task_failed, on_path};
 
 /// Entries fetched per trip to the blocking pool.
 const BATCH: usize = 32;
@@ -38,8 +38,7 @@ const BATCH: usize = 32;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
-    let path = path.as_ref().to_owned();
-    let (entries, std, more) = asyncify(move || {
+    let (entries, std, more) = on_path(path, |path| {
         let mut std = std::fs::read_dir(path)?;
         let mut entries = VecDeque::with_capacity(BATCH);
         let more = fetch(&mut std, &mut entries);

@@ -36,6 +36,7 @@ pub use util::{
 pub use netloop_reactor::io::Ready;
 
 use std::fmt;
+use std::io::Read;
 use std::ops;
 
 /// Readiness to wait for (tokio's `io::Interest`): what a registration asks the OS to
@@ -186,4 +187,20 @@ impl ops::BitOrAssign for Interest {
     fn bitor_assign(&mut self, rhs: Interest) {
         *self = self.add(rhs);
     }
+}
+
+/// Replaces `buf`'s contents with what one read of at most `len` bytes from `rd` gives,
+/// retried across `Interrupted`; leaves `buf` empty on an error. A blocking read, for
+/// the blocking pool (`File`, the standard streams).
+pub(crate) fn read_to_vec(rd: &mut impl Read, buf: &mut Vec<u8>, len: usize) -> std::io::Result<usize> {
+    buf.clear();
+    buf.resize(len, 0);
+    let result = loop {
+        match rd.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            result => break result,
+        }
+    };
+    buf.truncate(*result.as_ref().unwrap_or(&0));
+    result
 }

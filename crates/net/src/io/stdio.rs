@@ -110,18 +110,7 @@ impl<T: Read + Send + 'static> AsyncRead for Blocking<T> {
             }
             // Nothing buffered: read.
             let want = dst.remaining().min(MAX_BUF);
-            me.start(move |inner, buf| {
-                buf.clear();
-                buf.resize(want, 0);
-                let res = loop {
-                    match inner.read(buf) {
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                        res => break res,
-                    }
-                };
-                buf.truncate(*res.as_ref().unwrap_or(&0));
-                res
-            });
+            me.start(move |inner, buf| super::read_to_vec(inner, buf, want));
         }
     }
 }
@@ -171,8 +160,11 @@ impl<T: Write + Send + 'static> AsyncWrite for Blocking<T> {
     }
 }
 
+/// A standard stream's type, over a `Blocking` of the standard library's, and the
+/// function that gives it; `$Trait` (`AsyncRead` or `AsyncWrite`) is forwarded to the
+/// `Blocking`.
 macro_rules! std_stream {
-    ($(#[$doc:meta])* $Type:ident, $ctor:ident, $std:ident) => {
+    ($(#[$doc:meta])* $Type:ident, $ctor:ident, $std:ident, $Trait:ident) => {
         $(#[$doc])*
         pub struct $Type(Blocking<io::$std>);
 
@@ -203,6 +195,38 @@ macro_rules! std_stream {
                 unsafe { std::os::fd::BorrowedFd::borrow_raw(std::os::fd::AsRawFd::as_raw_fd(self)) }
             }
         }
+
+        forward_to_blocking!($Type, $Trait);
+    };
+}
+
+/// `$Trait` for a standard stream, forwarded to its `Blocking`.
+macro_rules! forward_to_blocking {
+    ($Type:ident, AsyncRead) => {
+        impl AsyncRead for $Type {
+            fn poll_read(
+                mut self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &mut ReadBuf<'_>,
+            ) -> Poll<io::Result<()>> {
+                Pin::new(&mut self.0).poll_read(cx, buf)
+            }
+        }
+    };
+    ($Type:ident, AsyncWrite) => {
+        impl AsyncWrite for $Type {
+            fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+                Pin::new(&mut self.0).poll_write(cx, buf)
+            }
+
+            fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Pin::new(&mut self.0).poll_flush(cx)
+            }
+
+            fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Pin::new(&mut self.0).poll_shutdown(cx)
+            }
+        }
     };
 }
 
@@ -227,7 +251,7 @@ std_stream!(
     /// # })?;
     /// # Ok::<(), std::io::Error>(())
     /// ```
-    Stdin, stdin, Stdin
+    Stdin, stdin, Stdin, AsyncRead
 );
 std_stream!(
     /// The process's standard output (tokio's `io::Stdout`), written on the blocking
@@ -245,7 +269,7 @@ std_stream!(
     /// # })?;
     /// # Ok::<(), std::io::Error>(())
     /// ```
-    Stdout, stdout, Stdout
+    Stdout, stdout, Stdout, AsyncWrite
 );
 std_stream!(
     /// The process's standard error (tokio's `io::Stderr`), written on the blocking
@@ -263,42 +287,8 @@ std_stream!(
     /// # })?;
     /// # Ok::<(), std::io::Error>(())
     /// ```
-    Stderr, stderr, Stderr
+    Stderr, stderr, Stderr, AsyncWrite
 );
-
-impl AsyncRead for Stdin {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Stdout {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-}
-
-impl AsyncWrite for Stderr {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,7 @@ use std::task::{Context, Poll, ready};
 use mio::event::Source;
 use mio::unix::SourceFd;
 use netloop_reactor::io::PollEvented;
+use netloop_scheduler::sync::{lock, try_lock};
 
 use crate::registration::register;
 use crate::signal::unix::{Signal, SignalKind, signal};
@@ -93,13 +94,13 @@ static ORPHANS: Mutex<Vec<std::process::Child>> = Mutex::new(Vec::new());
 /// Keeps `child` until it has exited and been reaped.
 pub(super) fn adopt(mut child: std::process::Child) {
     if let Ok(None) = child.try_wait() {
-        ORPHANS.lock().unwrap_or_else(|e| e.into_inner()).push(child);
+        lock(&ORPHANS).push(child);
     }
 }
 
 /// Reaps every orphan that has exited; called on each spawn and each wait.
 pub(super) fn reap_orphans() {
-    let Ok(mut orphans) = ORPHANS.try_lock() else { return };
+    let Some(mut orphans) = try_lock(&ORPHANS) else { return };
     orphans.retain_mut(|child| matches!(child.try_wait(), Ok(None)));
 }
 

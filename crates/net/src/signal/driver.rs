@@ -9,6 +9,7 @@ use std::io;
 use std::sync::Mutex;
 
 use netloop_scheduler::runtime::{Handle, Id};
+use netloop_scheduler::sync::lock;
 
 use super::registry;
 use crate::UnixStream;
@@ -22,7 +23,7 @@ pub(super) fn ensure_driver(handle: &Handle) -> io::Result<()> {
         return Err(io::Error::other("signal driver gone"));
     }
     let id = handle.id();
-    let mut driven = DRIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut driven = lock(&DRIVEN);
     if driven.contains(&id) {
         return Ok(());
     }
@@ -74,9 +75,6 @@ struct Unmark(Id);
 
 impl Drop for Unmark {
     fn drop(&mut self) {
-        DRIVEN
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|id| *id != self.0);
+        lock(&DRIVEN).retain(|id| *id != self.0);
     }
 }

@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Mutex, OnceLock};
 use std::task::Waker;
 
+use netloop_scheduler::sync::lock;
+
 /// What the process knows of one signal number.
 pub(super) struct Slot {
     /// Set by the handler, taken by [`broadcast`].
@@ -49,7 +51,7 @@ impl Slot {
     /// happened before the waker went in (the count read after the lock shows it).
     pub(super) fn wait(&self, id: u64, seen: u64, waker: &Waker) -> Option<u64> {
         {
-            let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            let mut waiting = lock(&self.waiting);
             match waiting.get_mut(&id) {
                 Some(w) if w.will_wake(waker) => {}
                 Some(w) => w.clone_from(waker),
@@ -69,7 +71,7 @@ impl Slot {
 
     /// Drops listener `id`'s waker, if it has one.
     pub(super) fn forget(&self, id: u64) {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        lock(&self.waiting).remove(&id);
     }
 
     fn deliver(&self) {
@@ -77,7 +79,7 @@ impl Slot {
             return;
         }
         self.deliveries.fetch_add(1, Release);
-        let woken = std::mem::take(&mut *self.waiting.lock().unwrap_or_else(|e| e.into_inner()));
+        let woken = std::mem::take(&mut *lock(&self.waiting));
         for (_, waker) in woken {
             waker.wake();
         }

@@ -1,7 +1,5 @@
 //! `TcpListener`.
 
-use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll, ready};
@@ -9,8 +7,8 @@ use std::task::{Context, Poll, ready};
 use netloop_reactor::io::{Direction, PollEvented};
 
 use super::TcpStream;
-use crate::addr::ToSocketAddrs;
-use crate::registration::register;
+use crate::addr::{ToSocketAddrs, try_each_addr};
+use crate::registration::io_shared;
 
 /// A TCP socket server, listening for connections (tokio's `net::TcpListener`).
 ///
@@ -51,40 +49,22 @@ pub struct TcpListener {
     pub(crate) io: PollEvented<mio::net::TcpListener>,
 }
 
-impl fmt::Debug for TcpListener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.io.get_ref().fmt(f)
-    }
-}
-
 impl TcpListener {
     /// Binds to `addr` (every form tokio accepts: `"127.0.0.1:8080"`, `("localhost",
     /// 8080)`, a `SocketAddr`, a slice, ...), trying each resolved address in turn. A
     /// port in use gives `AddrInUse`.
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
-        let addrs = addr.to_addrs().resolve().await?;
-        let mut last = None;
-        for addr in addrs {
-            match mio::net::TcpListener::bind(addr).and_then(TcpListener::new) {
-                Ok(listener) => return Ok(listener),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "could not resolve to any address")))
-    }
-
-    #[track_caller]
-    pub(crate) fn new(listener: mio::net::TcpListener) -> io::Result<TcpListener> {
-        Ok(TcpListener {
-            io: register(listener, mio::Interest::READABLE)?,
+        try_each_addr(addr, |addr| {
+            std::future::ready(mio::net::TcpListener::bind(addr).and_then(TcpListener::new))
         })
+        .await
     }
 
     /// Accepts a connection. Several tasks may await `accept` on one listener at once
     /// (say, through an `Arc`): each connection goes to one of them, and none is left
     /// waiting while connections arrive.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        let (stream, addr) = poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |l| l.accept())).await?;
+        let (stream, addr) = io_shared(&self.io, Direction::Read, |l| l.accept()).await?;
         Ok(self.accepted(stream, addr))
     }
 
@@ -119,45 +99,19 @@ impl TcpListener {
         self.io.poll_read_io(cx, |l| l.accept())
     }
 
-    /// Wraps a std listener, setting it non-blocking, registered with the current loop.
-    ///
-    /// # Panics
-    ///
-    /// Outside a runtime (as tokio's does): call it inside `block_on`, a task, or after
-    /// `Runtime::enter`.
-    #[track_caller]
-    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
-        listener.set_nonblocking(true)?;
-        TcpListener::new(mio::net::TcpListener::from_std(listener))
-    }
-
-    /// Deregisters and returns the std listener (still non-blocking).
-    pub fn into_std(self) -> io::Result<std::net::TcpListener> {
-        Ok(self.io.into_inner()?.into())
-    }
-
-    /// The local address, e.g. to learn the port after binding port 0.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-
-    /// Reads `IP_TTL`.
-    pub fn ttl(&self) -> io::Result<u32> {
-        self.io.get_ref().ttl()
-    }
-
-    /// Sets `IP_TTL`.
-    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        self.io.get_ref().set_ttl(ttl)
+    forward_to_socket! {
+        /// The local address, e.g. to learn the port after binding port 0.
+        pub fn local_addr(&self) -> io::Result<SocketAddr>;
+        /// Reads `IP_TTL`.
+        pub fn ttl(&self) -> io::Result<u32>;
+        /// Sets `IP_TTL`.
+        pub fn set_ttl(&self, ttl: u32) -> io::Result<()>;
     }
 }
 
-impl TryFrom<std::net::TcpListener> for TcpListener {
-    type Error = io::Error;
-
-    /// [`TcpListener::from_std`]; panics outside a runtime, as it does.
-    #[track_caller]
-    fn try_from(listener: std::net::TcpListener) -> io::Result<TcpListener> {
-        TcpListener::from_std(listener)
-    }
-}
+evented_socket!(
+    TcpListener,
+    std::net::TcpListener,
+    mio::net::TcpListener,
+    mio::Interest::READABLE
+);

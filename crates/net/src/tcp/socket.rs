@@ -3,12 +3,13 @@
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
 use super::{TcpListener, TcpStream};
+use crate::socket_setup::start_connect;
 
 /// A TCP socket that has not yet become a [`TcpStream`] or a [`TcpListener`] (tokio's
 /// `TcpSocket`).
@@ -216,11 +217,7 @@ impl TcpSocket {
     #[track_caller]
     pub fn connect(self, addr: SocketAddr) -> impl Future<Output = io::Result<TcpStream>> {
         // Registered before the first await, where the caller's location is known.
-        let started = match self.inner.connect(&addr.into()) {
-            Ok(()) => Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(()),
-            Err(e) => Err(e),
-        };
+        let started = start_connect(&self.inner, &addr.into());
         let stream = started.and_then(|()| TcpStream::new(mio::net::TcpStream::from_std(self.inner.into())));
         async move { TcpStream::finish_connect(stream?).await }
     }
@@ -259,37 +256,7 @@ impl fmt::Debug for TcpSocket {
     }
 }
 
-impl AsRawFd for TcpSocket {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
-
-impl AsFd for TcpSocket {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.inner.as_fd()
-    }
-}
-
-impl FromRawFd for TcpSocket {
-    /// Wraps a TCP socket's file descriptor, taking ownership of it.
-    ///
-    /// # Safety
-    ///
-    /// `fd` must be an open TCP socket that nothing else owns (it is closed when the
-    /// `TcpSocket` is dropped).
-    unsafe fn from_raw_fd(fd: RawFd) -> TcpSocket {
-        // SAFETY: the caller gives us ownership of an open socket.
-        let inner = unsafe { Socket::from_raw_fd(fd) };
-        TcpSocket { inner }
-    }
-}
-
-impl IntoRawFd for TcpSocket {
-    fn into_raw_fd(self) -> RawFd {
-        self.inner.into_raw_fd()
-    }
-}
+setup_socket_fd_traits!(TcpSocket, "TCP");
 
 impl From<TcpSocket> for OwnedFd {
     fn from(socket: TcpSocket) -> OwnedFd {

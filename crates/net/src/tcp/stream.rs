@@ -1,20 +1,18 @@
 //! `TcpStream`: a connection registered with one event loop.
 
-use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::BufMut;
-use netloop_reactor::EventLoopHandle;
-use netloop_reactor::io::{Direction, PollEvented, Ready};
+use netloop_reactor::io::{Direction, PollEvented};
 use tokio::io::ReadBuf;
 
 use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
-use crate::addr::ToSocketAddrs;
-use crate::registration::register;
+use crate::addr::{ToSocketAddrs, try_each_addr};
+use crate::registration::{io_shared, poll_read_into};
 
 /// A TCP connection (tokio's `net::TcpStream`).
 ///
@@ -53,25 +51,11 @@ pub struct TcpStream {
     pub(crate) io: PollEvented<mio::net::TcpStream>,
 }
 
-impl fmt::Debug for TcpStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.io.get_ref().fmt(f)
-    }
-}
-
 impl TcpStream {
     /// Connects to `addr`, trying each resolved address in turn; returns the first
     /// success or the last error.
     pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
-        let addrs = addr.to_addrs().resolve().await?;
-        let mut last = None;
-        for addr in addrs {
-            match TcpStream::connect_addr(addr).await {
-                Ok(stream) => return Ok(stream),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "could not resolve to any address")))
+        try_each_addr(addr, TcpStream::connect_addr).await
     }
 
     async fn connect_addr(addr: SocketAddr) -> io::Result<TcpStream> {
@@ -93,92 +77,38 @@ impl TcpStream {
         }
     }
 
-    #[track_caller]
-    pub(crate) fn new(stream: mio::net::TcpStream) -> io::Result<TcpStream> {
-        Ok(TcpStream {
-            io: register(stream, mio::Interest::READABLE | mio::Interest::WRITABLE)?,
-        })
+    forward_to_socket! {
+        /// The local address.
+        pub fn local_addr(&self) -> io::Result<SocketAddr>;
+        /// The peer's address.
+        pub fn peer_addr(&self) -> io::Result<SocketAddr>;
+        /// Sets `TCP_NODELAY`.
+        pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()>;
+        /// Reads `TCP_NODELAY`.
+        pub fn nodelay(&self) -> io::Result<bool>;
+        /// Sets `IP_TTL`.
+        pub fn set_ttl(&self, ttl: u32) -> io::Result<()>;
+        /// Reads `IP_TTL`.
+        pub fn ttl(&self) -> io::Result<u32>;
     }
 
-    /// An accepted stream, registered at its first use by the loop that uses it
-    /// (`fallback`, the listener's loop, if that use is off every loop), and taken as
-    /// readable and writable until an operation finds otherwise: a new connection's
-    /// first request is usually there already, so the first read tries the socket
-    /// instead of waiting for the loop's first event (as tokio's accepted streams do).
-    pub(crate) fn new_deferred(stream: mio::net::TcpStream, fallback: EventLoopHandle) -> TcpStream {
-        TcpStream {
-            io: PollEvented::new_deferred(stream, mio::Interest::READABLE | mio::Interest::WRITABLE, fallback)
-                .assuming_ready(Ready::READABLE | Ready::WRITABLE),
-        }
-    }
-
-    /// Wraps a std stream (setting it non-blocking), registered with the current loop.
-    ///
-    /// # Panics
-    ///
-    /// Outside a runtime (as tokio's does).
-    #[track_caller]
-    pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
-        stream.set_nonblocking(true)?;
-        TcpStream::new(mio::net::TcpStream::from_std(stream))
-    }
-
-    /// Deregisters and returns the std stream (still non-blocking).
-    pub fn into_std(self) -> io::Result<std::net::TcpStream> {
-        Ok(self.io.into_inner()?.into())
-    }
-
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().local_addr()
-    }
-
-    /// The peer's address.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.get_ref().peer_addr()
-    }
-
-    /// Sets `TCP_NODELAY`.
-    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
-        self.io.get_ref().set_nodelay(nodelay)
-    }
-
-    /// Reads `TCP_NODELAY`.
-    pub fn nodelay(&self) -> io::Result<bool> {
-        self.io.get_ref().nodelay()
-    }
-
-    /// Sets `SO_LINGER`.
-    pub fn set_linger(&self, dur: Option<Duration>) -> io::Result<()> {
-        socket2::SockRef::from(self.io.get_ref()).set_linger(dur)
-    }
-
-    /// Reads `SO_LINGER`.
-    pub fn linger(&self) -> io::Result<Option<Duration>> {
-        socket2::SockRef::from(self.io.get_ref()).linger()
-    }
-
-    /// Sets `IP_TTL`.
-    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        self.io.get_ref().set_ttl(ttl)
-    }
-
-    /// Reads `IP_TTL`.
-    pub fn ttl(&self) -> io::Result<u32> {
-        self.io.get_ref().ttl()
+    forward_to_socket! {
+        via socket2:
+        /// Sets `SO_LINGER`.
+        pub fn set_linger(&self, dur: Option<Duration>) -> io::Result<()>;
+        /// Reads `SO_LINGER`.
+        pub fn linger(&self) -> io::Result<Option<Duration>>;
     }
 
     /// Receives data without removing it from the queue.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.peek(buf))).await
+        io_shared(&self.io, Direction::Read, |s| s.peek(buf)).await
     }
 
     /// Polls to receive data without removing it from the queue: on `Ready(Ok(n))`,
     /// `n` bytes were appended to `buf`'s filled part (0 at EOF or with no room).
     pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<usize>> {
-        let n = ready!(self.io.poll_read_io(cx, |s| s.peek(buf.initialize_unfilled())))?;
-        buf.advance(n);
-        Poll::Ready(Ok(n))
+        poll_read_into(&self.io, cx, buf, |s, b| s.peek(b).map(|n| (n, n)))
     }
 
     /// Sets `SO_LINGER` to zero: closing the stream then resets the connection (the
@@ -187,28 +117,14 @@ impl TcpStream {
         self.set_linger(Some(Duration::ZERO))
     }
 
-    /// Splits into borrowed halves, for use in one task.
-    pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-        (ReadHalf(self), WriteHalf(self))
-    }
-
-    /// Splits into owned halves that may go to different tasks; `reunite` puts them
-    /// back together. Dropping the write half shuts down the write direction.
-    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-        super::split::split_owned(self)
-    }
-
     byte_stream_methods!(mio::net::TcpStream);
 }
 
-impl TryFrom<std::net::TcpStream> for TcpStream {
-    type Error = io::Error;
-
-    /// [`TcpStream::from_std`]: the std stream is set non-blocking and registered.
-    #[track_caller]
-    fn try_from(stream: std::net::TcpStream) -> io::Result<TcpStream> {
-        TcpStream::from_std(stream)
-    }
-}
+evented_socket!(
+    TcpStream,
+    std::net::TcpStream,
+    mio::net::TcpStream,
+    mio::Interest::READABLE | mio::Interest::WRITABLE
+);
 
 byte_stream_traits!(TcpStream);

@@ -1,17 +1,15 @@
 //! `UnixDatagram`: a Unix domain datagram socket.
 
-use std::fmt;
 use std::io;
 use std::net::Shutdown;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::path::Path;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
 use netloop_reactor::io::{Direction, PollEvented};
 use tokio::io::ReadBuf;
 
 use super::SocketAddr;
-use crate::registration::register;
+use crate::registration::{io_shared, poll_read_into, recv_from_into};
 
 /// A Unix domain datagram socket (tokio's `UnixDatagram`): message boundaries kept,
 /// delivery reliable and ordered on one machine.
@@ -36,12 +34,6 @@ use crate::registration::register;
 /// ```
 pub struct UnixDatagram {
     io: PollEvented<mio::net::UnixDatagram>,
-}
-
-impl fmt::Debug for UnixDatagram {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.io.get_ref().fmt(f)
-    }
 }
 
 impl UnixDatagram {
@@ -81,32 +73,6 @@ impl UnixDatagram {
         UnixDatagram::new(mio::net::UnixDatagram::unbound()?)
     }
 
-    #[track_caller]
-    fn new(socket: mio::net::UnixDatagram) -> io::Result<UnixDatagram> {
-        Ok(UnixDatagram {
-            io: register(socket, mio::Interest::READABLE | mio::Interest::WRITABLE)?,
-        })
-    }
-
-    /// Wraps a std socket, setting it non-blocking, registered with the current loop.
-    ///
-    /// # Panics
-    ///
-    /// Outside a runtime.
-    #[track_caller]
-    pub fn from_std(socket: std::os::unix::net::UnixDatagram) -> io::Result<UnixDatagram> {
-        socket.set_nonblocking(true)?;
-        UnixDatagram::new(mio::net::UnixDatagram::from_std(socket))
-    }
-
-    /// Deregisters and returns the std socket (still non-blocking).
-    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
-        let socket = self.io.into_inner()?;
-        Ok(std::os::unix::net::UnixDatagram::from(std::os::fd::OwnedFd::from(
-            socket,
-        )))
-    }
-
     /// Sets the default destination of `send` and the only source `recv` accepts.
     pub fn connect<P: AsRef<Path>>(&self, path: P) -> io::Result<()> {
         self.io.get_ref().connect(path)
@@ -137,7 +103,7 @@ impl UnixDatagram {
     /// Sends `buf` to the socket at `target`.
     pub async fn send_to<P: AsRef<Path>>(&self, buf: &[u8], target: P) -> io::Result<usize> {
         let target = target.as_ref();
-        std::future::poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Write, |s| s.send_to(buf, target))).await
+        io_shared(&self.io, Direction::Write, |s| s.send_to(buf, target)).await
     }
 
     /// Polls to send `buf` to `target`.
@@ -153,16 +119,13 @@ impl UnixDatagram {
 
     /// Receives one datagram and its sender's address.
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        let (n, from) =
-            std::future::poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |s| s.recv_from(buf))).await?;
+        let (n, from) = io_shared(&self.io, Direction::Read, |s| s.recv_from(buf)).await?;
         Ok((n, SocketAddr(from)))
     }
 
     /// Polls to receive one datagram into `buf`'s unfilled part, with its sender.
     pub fn poll_recv_from(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<SocketAddr>> {
-        let (n, from) = ready!(self.io.poll_read_io(cx, |s| s.recv_from(buf.initialize_unfilled())))?;
-        buf.advance(n);
-        Poll::Ready(Ok(SocketAddr(from)))
+        poll_read_into(&self.io, cx, buf, |s, b| s.recv_from(b)).map_ok(SocketAddr)
     }
 
     /// [`recv_from`](Self::recv_from) without waiting.
@@ -173,51 +136,22 @@ impl UnixDatagram {
 
     /// Receives one datagram into the spare capacity of `buf`, with its sender.
     pub async fn recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
-        let mut from = None;
-        let n = std::future::poll_fn(|cx| {
-            self.io.poll_io_shared(cx, Direction::Read, |s| {
-                crate::registration::recv_into(buf, |b| {
-                    let (n, addr) = s.recv_from(b)?;
-                    from = Some(addr);
-                    Ok(n)
-                })
-            })
-        })
-        .await?;
-        Ok((n, SocketAddr(from.expect("set by a successful recv_from"))))
+        let (n, from) = io_shared(&self.io, Direction::Read, |s| recv_from_into(buf, |b| s.recv_from(b))).await?;
+        Ok((n, SocketAddr(from)))
     }
 
     /// [`recv_buf_from`](Self::recv_buf_from) without waiting.
     pub fn try_recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
-        let mut from = None;
-        let n = self.io.try_io(Direction::Read, |s| {
-            crate::registration::recv_into(buf, |b| {
-                let (n, addr) = s.recv_from(b)?;
-                from = Some(addr);
-                Ok(n)
-            })
-        })?;
-        Ok((n, SocketAddr(from.expect("set by a successful recv_from"))))
+        let (n, from) = self
+            .io
+            .try_io(Direction::Read, |s| recv_from_into(buf, |b| s.recv_from(b)))?;
+        Ok((n, SocketAddr(from)))
     }
 }
 
-impl TryFrom<std::os::unix::net::UnixDatagram> for UnixDatagram {
-    type Error = io::Error;
-
-    /// [`UnixDatagram::from_std`].
-    fn try_from(socket: std::os::unix::net::UnixDatagram) -> io::Result<UnixDatagram> {
-        UnixDatagram::from_std(socket)
-    }
-}
-
-impl AsRawFd for UnixDatagram {
-    fn as_raw_fd(&self) -> RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
-}
-
-impl AsFd for UnixDatagram {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
-}
+evented_socket!(
+    UnixDatagram,
+    std::os::unix::net::UnixDatagram,
+    mio::net::UnixDatagram,
+    mio::Interest::READABLE | mio::Interest::WRITABLE
+);

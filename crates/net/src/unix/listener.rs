@@ -1,16 +1,13 @@
 //! `UnixListener`.
 
-use std::fmt;
-use std::future::poll_fn;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::path::Path;
 use std::task::{Context, Poll, ready};
 
 use netloop_reactor::io::{Direction, PollEvented};
 
 use super::{SocketAddr, UnixStream};
-use crate::registration::register;
+use crate::registration::io_shared;
 
 /// A Unix domain socket server, listening for connections (tokio's
 /// `net::UnixListener`). Accepted connections spread over the runtime's loops as TCP
@@ -46,12 +43,6 @@ pub struct UnixListener {
     io: PollEvented<mio::net::UnixListener>,
 }
 
-impl fmt::Debug for UnixListener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.io.get_ref().fmt(f)
-    }
-}
-
 impl UnixListener {
     /// Listens at `path`. A path that exists (even a stale socket file) is an
     /// `AddrInUse` error. On Linux a path that starts with a NUL byte names an abstract
@@ -74,32 +65,6 @@ impl UnixListener {
         UnixListener::new(mio::net::UnixListener::bind_addr(address)?)
     }
 
-    #[track_caller]
-    fn new(listener: mio::net::UnixListener) -> io::Result<UnixListener> {
-        Ok(UnixListener {
-            io: register(listener, mio::Interest::READABLE)?,
-        })
-    }
-
-    /// Wraps a std listener, setting it non-blocking, registered with the current loop.
-    ///
-    /// # Panics
-    ///
-    /// Outside a runtime.
-    #[track_caller]
-    pub fn from_std(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
-        listener.set_nonblocking(true)?;
-        UnixListener::new(mio::net::UnixListener::from_std(listener))
-    }
-
-    /// Deregisters and returns the std listener (still non-blocking).
-    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixListener> {
-        let listener = self.io.into_inner()?;
-        Ok(std::os::unix::net::UnixListener::from(std::os::fd::OwnedFd::from(
-            listener,
-        )))
-    }
-
     /// The local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().local_addr().map(SocketAddr)
@@ -113,7 +78,7 @@ impl UnixListener {
     /// Accepts a connection. Several tasks may await `accept` at once: each connection
     /// goes to one of them.
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
-        let (stream, addr) = poll_fn(|cx| self.io.poll_io_shared(cx, Direction::Read, |l| l.accept())).await?;
+        let (stream, addr) = io_shared(&self.io, Direction::Read, |l| l.accept()).await?;
         Ok(self.accepted(stream, addr))
     }
 
@@ -135,24 +100,9 @@ impl UnixListener {
     }
 }
 
-impl TryFrom<std::os::unix::net::UnixListener> for UnixListener {
-    type Error = io::Error;
-
-    /// [`UnixListener::from_std`].
-    #[track_caller]
-    fn try_from(listener: std::os::unix::net::UnixListener) -> io::Result<UnixListener> {
-        UnixListener::from_std(listener)
-    }
-}
-
-impl AsRawFd for UnixListener {
-    fn as_raw_fd(&self) -> RawFd {
-        self.io.get_ref().as_raw_fd()
-    }
-}
-
-impl AsFd for UnixListener {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.io.get_ref().as_fd()
-    }
-}
+evented_socket!(
+    UnixListener,
+    std::os::unix::net::UnixListener,
+    mio::net::UnixListener,
+    mio::Interest::READABLE
+);

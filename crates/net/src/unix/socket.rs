@@ -2,10 +2,11 @@
 //! socket, for options that must be set first (tokio's `UnixSocket`).
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use super::{UnixDatagram, UnixListener, UnixStream};
+use crate::socket_setup::start_connect;
 
 /// A Unix socket not yet listening, connected or used for datagrams.
 ///
@@ -98,11 +99,7 @@ impl UnixSocket {
         if self.is_datagram()? {
             return Err(io::Error::other("connect cannot be called on a datagram socket"));
         }
-        match self.inner.connect(&socket2::SockAddr::unix(path)?) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-            Err(e) => return Err(e),
-        }
+        start_connect(&self.inner, &socket2::SockAddr::unix(path)?)?;
         UnixStream::from_std(OwnedFd::from(self.inner).into())?
             .finish_connect()
             .await
@@ -126,32 +123,4 @@ impl UnixSocket {
     }
 }
 
-impl AsRawFd for UnixSocket {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
-
-impl AsFd for UnixSocket {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.inner.as_fd()
-    }
-}
-
-impl FromRawFd for UnixSocket {
-    /// # Safety
-    ///
-    /// `fd` must be an open Unix socket that nothing else owns.
-    unsafe fn from_raw_fd(fd: RawFd) -> UnixSocket {
-        // SAFETY: the caller hands over ownership of an open socket.
-        UnixSocket {
-            inner: unsafe { socket2::Socket::from_raw_fd(fd) },
-        }
-    }
-}
-
-impl IntoRawFd for UnixSocket {
-    fn into_raw_fd(self) -> RawFd {
-        self.inner.into_raw_fd()
-    }
-}
+setup_socket_fd_traits!(UnixSocket, "Unix");

@@ -1,16 +1,13 @@
 //! `UnixStream`: a Unix domain stream connection registered with one event loop.
 
-use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::path::Path;
 
-use netloop_reactor::EventLoopHandle;
 use netloop_reactor::io::{PollEvented, Ready};
 
 use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use super::{SocketAddr, UCred};
-use crate::registration::register;
 
 /// A Unix domain stream socket (tokio's `net::UnixStream`): a byte stream to another
 /// process on the same machine, with the same I/O surface as a `TcpStream` (readiness
@@ -36,12 +33,6 @@ use crate::registration::register;
 /// ```
 pub struct UnixStream {
     pub(crate) io: PollEvented<mio::net::UnixStream>,
-}
-
-impl fmt::Debug for UnixStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.io.get_ref().fmt(f)
-    }
 }
 
 impl UnixStream {
@@ -91,39 +82,6 @@ impl UnixStream {
         Ok((a, b))
     }
 
-    #[track_caller]
-    pub(crate) fn new(stream: mio::net::UnixStream) -> io::Result<UnixStream> {
-        Ok(UnixStream {
-            io: register(stream, mio::Interest::READABLE | mio::Interest::WRITABLE)?,
-        })
-    }
-
-    /// An accepted stream, registered by the loop that first uses it (see
-    /// `TcpStream`'s), and taken as readable and writable until found otherwise.
-    pub(crate) fn new_deferred(stream: mio::net::UnixStream, fallback: EventLoopHandle) -> UnixStream {
-        UnixStream {
-            io: PollEvented::new_deferred(stream, mio::Interest::READABLE | mio::Interest::WRITABLE, fallback)
-                .assuming_ready(Ready::READABLE | Ready::WRITABLE),
-        }
-    }
-
-    /// Wraps a std stream, setting it non-blocking, registered with the current loop.
-    ///
-    /// # Panics
-    ///
-    /// Outside a runtime.
-    #[track_caller]
-    pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
-        stream.set_nonblocking(true)?;
-        UnixStream::new(mio::net::UnixStream::from_std(stream))
-    }
-
-    /// Deregisters and returns the std stream (still non-blocking).
-    pub fn into_std(self) -> io::Result<std::os::unix::net::UnixStream> {
-        let stream = self.io.into_inner()?;
-        Ok(std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(stream)))
-    }
-
     /// The local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.get_ref().local_addr().map(SocketAddr)
@@ -140,28 +98,14 @@ impl UnixStream {
         UCred::of(std::os::fd::AsFd::as_fd(self.io.get_ref()))
     }
 
-    /// Splits into borrowed halves, for use in one task.
-    pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-        (ReadHalf(self), WriteHalf(self))
-    }
-
-    /// Splits into owned halves that may go to different tasks; `reunite` puts them
-    /// back together. Dropping the write half shuts down the write direction.
-    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-        super::split::split_owned(self)
-    }
-
     byte_stream_methods!(mio::net::UnixStream);
 }
 
-impl TryFrom<std::os::unix::net::UnixStream> for UnixStream {
-    type Error = io::Error;
-
-    /// [`UnixStream::from_std`].
-    #[track_caller]
-    fn try_from(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
-        UnixStream::from_std(stream)
-    }
-}
+evented_socket!(
+    UnixStream,
+    std::os::unix::net::UnixStream,
+    mio::net::UnixStream,
+    mio::Interest::READABLE | mio::Interest::WRITABLE
+);
 
 byte_stream_traits!(UnixStream);

@@ -2,12 +2,12 @@
 
 use std::fmt;
 use std::io;
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use netloop_reactor::EventLoopBuilder;
 
-use super::{Handle, Id, Inner, Parts, Runtime, RuntimeFlavor, context};
+use super::{Handle, Id, Inner, Runtime, RuntimeFlavor, context};
 use crate::blocking::BlockingPool;
 use crate::group::{EventLoopGroup, ThreadConfig, next_group_number};
 
@@ -291,13 +291,12 @@ impl Builder {
     }
 
     fn worker_count(&self) -> io::Result<usize> {
-        let invalid = |msg: String| io::Error::new(io::ErrorKind::InvalidInput, msg);
         if self.flavor == RuntimeFlavor::CurrentThread {
             return Ok(1);
         }
         if let Some(n) = self.worker_threads {
             return if n == 0 {
-                Err(invalid("worker_threads must be at least 1".into()))
+                Err(invalid_input("worker_threads must be at least 1"))
             } else {
                 Ok(n)
             };
@@ -305,7 +304,7 @@ impl Builder {
         if let Ok(v) = std::env::var(WORKER_THREADS_ENV) {
             return match v.trim().parse::<usize>() {
                 Ok(n) if n > 0 => Ok(n),
-                _ => Err(invalid(format!(
+                _ => Err(invalid_input(format!(
                     "{WORKER_THREADS_ENV}={v:?} is not a positive whole number"
                 ))),
             };
@@ -318,8 +317,7 @@ impl Builder {
     /// On a multi-thread builder it is an `InvalidInput` error (tokio panics).
     pub fn build_local(&mut self, _options: super::LocalOptions) -> io::Result<super::LocalRuntime> {
         if self.flavor != RuntimeFlavor::CurrentThread {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
+            return Err(invalid_input(
                 "multi_thread is not supported for LocalRuntime; use Builder::new_current_thread",
             ));
         }
@@ -329,73 +327,36 @@ impl Builder {
     /// Creates the runtime. Invalid settings are `InvalidInput` errors; if any loop
     /// cannot be created, the others are shut down and the error is returned.
     pub fn build(&mut self) -> io::Result<Runtime> {
-        let invalid = |msg: &str| io::Error::new(io::ErrorKind::InvalidInput, msg.to_string());
-        if !self.quiet_period_set {
-            let timeout = self.event_loop.configured_shutdown_timeout();
-            if timeout < netloop_reactor::DEFAULT_QUIET_PERIOD {
-                self.event_loop.shutdown_quiet_period(timeout);
-            }
-        }
-        if self.max_blocking_threads == 0 {
-            return Err(invalid("max_blocking_threads must be at least 1"));
-        }
-        if self.event_interval == 0 {
-            return Err(invalid("event_interval must be at least 1"));
-        }
-        if self.global_queue_interval == Some(0) {
-            return Err(invalid("global_queue_interval must be greater than 0"));
-        }
-        if self.name.as_ref().is_some_and(|n| n.trim().is_empty()) {
-            return Err(invalid("runtime name shouldn't be empty"));
-        }
-        self.event_loop.validate().map_err(io::Error::from)?;
-        if self.start_paused && self.flavor != RuntimeFlavor::CurrentThread {
-            return Err(invalid("start_paused requires the current_thread runtime"));
-        }
+        self.fit_quiet_period();
+        self.validate()?;
         let workers = self.worker_count()?;
         let group_no = next_group_number();
-
-        // Every runtime thread enters the runtime's context first. A weak reference:
-        // the threads must not keep the runtime alive.
-        let weak: Arc<std::sync::OnceLock<Weak<Inner>>> = Arc::new(std::sync::OnceLock::new());
-        let enter_weak = weak.clone();
-        let enter: Arc<dyn Fn() -> Box<dyn std::any::Any> + Send + Sync> = Arc::new(move || {
-            let handle = enter_weak.get().and_then(Weak::upgrade).map(|inner| Handle { inner });
-            Box::new(handle.map(context::set))
-        });
-        let user_name = self.thread_name.clone();
-        let loop_names: Arc<dyn Fn(usize) -> String + Send + Sync> = match user_name.clone() {
-            Some(f) => Arc::new(move |_| f()),
-            None => Arc::new(move |i| format!("netloop-{group_no}-{i}")),
-        };
-        let blocking_names: Arc<dyn Fn(usize) -> String + Send + Sync> = match user_name {
-            Some(f) => Arc::new(move |_| f()),
-            None => Arc::new(move |_| format!("netloop-{group_no}-blocking")),
-        };
+        // Every runtime thread enters the runtime's context first, through a weak
+        // reference set once the runtime exists: the threads must not keep it alive.
+        let runtime: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
         #[cfg(feature = "tokio-compat")]
         let compat = super::compat::Compat::new(group_no)?;
-        let base = ThreadConfig {
-            name: loop_names,
-            stack_size: self.thread_stack_size,
-            on_start: self.on_thread_start.clone(),
-            on_stop: self.on_thread_stop.clone(),
-            enter: Some(enter),
-            #[cfg(feature = "tokio-compat")]
+        let threads = self.loop_threads(group_no, enter_runtime(runtime.clone()));
+        // Every thread enters tokio's context too.
+        #[cfg(feature = "tokio-compat")]
+        let threads = ThreadConfig {
             tokio: Some(compat.handle().clone()),
+            ..threads
         };
-        let blocking_cfg = ThreadConfig {
-            name: blocking_names,
-            ..base.clone()
+        let blocking_threads = ThreadConfig {
+            name: self.blocking_thread_names(group_no),
+            ..threads.clone()
         };
         let lazy = self.flavor == RuntimeFlavor::MultiThread;
-        let group = EventLoopGroup::build(workers, &self.event_loop, base, lazy)?;
-        let blocking = BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive, blocking_cfg);
-        let shutdown_timeout = self.event_loop.configured_shutdown_timeout();
-        let rt = Runtime::from_parts(Parts {
+        let group = EventLoopGroup::build(workers, &self.event_loop, threads, lazy)?;
+        let blocking = BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive, blocking_threads);
+        let rt = Runtime::from_inner(Inner {
             group,
             blocking,
             flavor: self.flavor,
-            shutdown_timeout,
+            driver: Default::default(),
+            local_owner: OnceLock::new(),
+            shutdown_timeout: self.event_loop.configured_shutdown_timeout(),
             id: Id::from_group(group_no),
             name: self.name.clone(),
             io_enabled: self.enable_io,
@@ -403,7 +364,70 @@ impl Builder {
             #[cfg(feature = "tokio-compat")]
             compat,
         });
-        let _ = weak.set(Arc::downgrade(&rt.handle().inner));
+        let _ = runtime.set(Arc::downgrade(&rt.handle().inner));
+        self.start(&rt, lazy);
+        Ok(rt)
+    }
+
+    /// A default quiet period longer than the shutdown timeout shrinks to it.
+    fn fit_quiet_period(&mut self) {
+        if !self.quiet_period_set {
+            let timeout = self.event_loop.configured_shutdown_timeout();
+            if timeout < netloop_reactor::DEFAULT_QUIET_PERIOD {
+                self.event_loop.shutdown_quiet_period(timeout);
+            }
+        }
+    }
+
+    /// Every setting but the worker count, checked in the order `build` reports them.
+    fn validate(&self) -> io::Result<()> {
+        if self.max_blocking_threads == 0 {
+            return Err(invalid_input("max_blocking_threads must be at least 1"));
+        }
+        if self.event_interval == 0 {
+            return Err(invalid_input("event_interval must be at least 1"));
+        }
+        if self.global_queue_interval == Some(0) {
+            return Err(invalid_input("global_queue_interval must be greater than 0"));
+        }
+        if self.name.as_ref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(invalid_input("runtime name shouldn't be empty"));
+        }
+        self.event_loop.validate().map_err(io::Error::from)?;
+        if self.start_paused && self.flavor != RuntimeFlavor::CurrentThread {
+            return Err(invalid_input("start_paused requires the current_thread runtime"));
+        }
+        Ok(())
+    }
+
+    /// How the loops' threads are named and prepared: `enter` runs first on each.
+    fn loop_threads(&self, group_no: usize, enter: EnterFn) -> ThreadConfig {
+        let name: ThreadNames = match self.thread_name.clone() {
+            Some(f) => Arc::new(move |_| f()),
+            None => Arc::new(move |i| format!("netloop-{group_no}-{i}")),
+        };
+        ThreadConfig {
+            name,
+            stack_size: self.thread_stack_size,
+            on_start: self.on_thread_start.clone(),
+            on_stop: self.on_thread_stop.clone(),
+            enter: Some(enter),
+            #[cfg(feature = "tokio-compat")]
+            tokio: None,
+        }
+    }
+
+    /// The names of the blocking pool's threads.
+    fn blocking_thread_names(&self, group_no: usize) -> ThreadNames {
+        match self.thread_name.clone() {
+            Some(f) => Arc::new(move |_| f()),
+            None => Arc::new(move |_| format!("netloop-{group_no}-blocking")),
+        }
+    }
+
+    /// What `build` does to a new runtime as configured: pauses its clock, starts its
+    /// loops' threads.
+    fn start(&self, rt: &Runtime, lazy: bool) {
         if self.start_paused {
             for l in rt.handle().inner.group.iter() {
                 let _ = l.clock().pause();
@@ -412,6 +436,24 @@ impl Builder {
         if self.eager_start && lazy {
             rt.handle().inner.group.start_all();
         }
-        Ok(rt)
     }
+}
+
+/// The names of a group's threads, by index.
+type ThreadNames = Arc<dyn Fn(usize) -> String + Send + Sync>;
+
+/// What every runtime thread runs first; what it returns is dropped as the thread ends.
+type EnterFn = Arc<dyn Fn() -> Box<dyn std::any::Any> + Send + Sync>;
+
+/// Enters the context of `runtime`, once it is set and while it is alive.
+fn enter_runtime(runtime: Arc<OnceLock<Weak<Inner>>>) -> EnterFn {
+    Arc::new(move || {
+        let handle = runtime.get().and_then(Weak::upgrade).map(|inner| Handle { inner });
+        Box::new(handle.map(context::set))
+    })
+}
+
+/// A setting's error, as `build` reports it.
+fn invalid_input(msg: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg.into())
 }

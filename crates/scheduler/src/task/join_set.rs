@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use super::LocalSet;
-use super::join::{AbortHandle, Id, JoinError, JoinHandle};
 use super::spawn::spawn_with;
+use super::{AbortHandle, Id, JoinError, JoinHandle};
 use crate::placement::{spawn_loop_of, with_spawn_loop};
 use crate::runtime::Handle;
+use crate::sync::lock;
 
 /// Completed task ids, pushed by the tasks themselves as they finish.
 #[derive(Default)]
@@ -24,7 +25,7 @@ type FinishedRef = Arc<Mutex<Finished>>;
 
 fn notify(finished: &FinishedRef, id: Id) {
     let waker = {
-        let mut f = finished.lock().unwrap_or_else(|e| e.into_inner());
+        let mut f = lock(finished);
         f.ids.push_back(id);
         f.waker.take()
     };
@@ -174,7 +175,7 @@ impl<T> JoinSet<T> {
         // The waker it replaces is dropped after the lock is released: its destructor
         // may run anything, a task of this set finishing (and taking the lock) included.
         let replaced = {
-            let mut f = self.finished.lock().unwrap_or_else(|e| e.into_inner());
+            let mut f = lock(&self.finished);
             self.landing.extend(f.ids.drain(..));
             match &f.waker {
                 Some(w) if w.will_wake(cx.waker()) => None,

@@ -18,8 +18,10 @@ use std::thread::{self, ThreadId};
 
 use async_task::Runnable;
 
-use super::join::{Id, JoinHandle, guard_with_flag, new_abort_state};
+use super::harness::{guard_with_flag, new_abort_state};
+use super::{Id, JoinHandle};
 use crate::runtime::Runtime;
+use crate::sync::lock;
 
 /// Tasks polled per turn of the set before it yields to its caller.
 const MAX_TASKS_PER_TURN: usize = 128;
@@ -44,11 +46,8 @@ impl Queue {
             }
             return;
         }
-        self.runnables
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push_back(runnable);
-        if let Some(w) = self.waker.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        lock(&self.runnables).push_back(runnable);
+        if let Some(w) = lock(&self.waker).take() {
             w.wake();
         }
     }
@@ -333,15 +332,9 @@ impl LocalSet {
 
     /// Runs queued tasks; keeps `cx` registered for more.
     fn tick(&self, cx: &mut Context<'_>) {
-        *self.shared.queue.waker.lock().unwrap_or_else(|e| e.into_inner()) = Some(cx.waker().clone());
+        *lock(&self.shared.queue.waker) = Some(cx.waker().clone());
         for _ in 0..MAX_TASKS_PER_TURN {
-            let next = self
-                .shared
-                .queue
-                .runnables
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .pop_front();
+            let next = lock(&self.shared.queue.runnables).pop_front();
             match next {
                 Some(r) => {
                     r.run();
@@ -382,7 +375,7 @@ impl Drop for LocalSet {
             .dropped
             .store(true, std::sync::atomic::Ordering::Release);
         // Close every queued task here, on the owning thread...
-        let queued = std::mem::take(&mut *self.shared.queue.runnables.lock().unwrap_or_else(|e| e.into_inner()));
+        let queued = std::mem::take(&mut *lock(&self.shared.queue.runnables));
         drop(queued);
         // ...and every waiting one: with `dropped` set, a wake on this thread drops the
         // task's runnable at once, which drops its future and resolves its handle.

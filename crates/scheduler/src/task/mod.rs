@@ -1,14 +1,19 @@
 //! Tasks: futures pinned to event loops, with tokio's `task` API.
 
 pub mod coop;
-pub(crate) mod join;
+mod error;
+pub(crate) mod harness;
+mod id;
+mod join;
 mod join_set;
 pub(crate) mod local;
 pub(crate) mod spawn;
 mod task_local;
 
 pub use coop::{Unconstrained, consume_budget, unconstrained};
-pub use join::{AbortHandle, Id, JoinError, JoinHandle, id, try_id};
+pub use error::JoinError;
+pub use id::{Id, id, try_id};
+pub use join::{AbortHandle, JoinHandle};
 pub use join_set::JoinSet;
 pub use local::{LocalEnterGuard, LocalSet};
 pub use spawn::{spawn, spawn_local, spawn_pinned, spawn_pinned_on, yield_now};

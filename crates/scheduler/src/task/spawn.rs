@@ -4,9 +4,9 @@ use std::future::Future;
 
 use netloop_reactor::{EventLoopHandle, SpawnLocalError};
 
-use super::join::{Id, JoinHandle, identify};
-use crate::placement::with_spawn_loop;
-use crate::runtime::Handle;
+use super::harness::{WithId, identify};
+use super::{Id, JoinHandle};
+use crate::placement::{with_pinned_loop, with_spawn_loop};
 
 /// Spawns `future` on `event_loop`, for life.
 pub(crate) fn spawn_on<F>(event_loop: &EventLoopHandle, future: F) -> JoinHandle<F::Output>
@@ -23,7 +23,13 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    match event_loop.spawn(identify(future, id)) {
+    joined(event_loop.spawn(identify(future, id)), id)
+}
+
+/// The handle of a spawn onto a loop: one that the loop rejected (it has shut down)
+/// resolves as cancelled.
+fn joined<T, E>(spawned: Result<netloop_reactor::Task<WithId<T>>, E>, id: Id) -> JoinHandle<T> {
+    match spawned {
         Ok(task) => JoinHandle::new(task, id),
         Err(_) => JoinHandle::rejected(id),
     }
@@ -165,7 +171,7 @@ where
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {
-    Handle::with_current(|handle| spawn_pinned_on(handle.inner.group.next(), make))
+    with_pinned_loop(|event_loop| spawn_pinned_on(event_loop, make))
 }
 
 /// [`spawn_pinned`] on a chosen loop: `make` runs there and builds the `!Send`
@@ -193,10 +199,7 @@ where
     Fut::Output: Send + 'static,
 {
     let id = Id::next();
-    match event_loop.spawn_pinned(move || identify(make(), id)) {
-        Ok(task) => JoinHandle::new(task, id),
-        Err(_) => JoinHandle::rejected(id),
-    }
+    joined(event_loop.spawn_pinned(move || identify(make(), id)), id)
 }
 
 /// Yields to the loop once: the task goes to the back of its loop's run queue, so

@@ -12,7 +12,7 @@ use std::time::Duration;
 use netloop_reactor::{EventLoopHandle, ScheduledHandle, TimerKey, TimerRegistration, TimerState};
 
 use super::Instant;
-use crate::runtime::{Handle, NO_RUNTIME};
+use crate::sync::lock;
 
 /// tokio's panic message for a timer used after its runtime shut down.
 const RUNTIME_SHUTTING_DOWN: &str = "A Tokio 1.x context was found, but it is being shutdown.";
@@ -31,7 +31,7 @@ impl Wake for Fire {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.fired.store(true, std::sync::atomic::Ordering::Release);
-        if let Some(w) = self.waker.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(w) = lock(&self.waker).take() {
             w.wake();
         }
     }
@@ -98,19 +98,6 @@ impl fmt::Debug for Sleep {
     }
 }
 
-/// The loop a new timer belongs to.
-#[track_caller]
-fn timer_loop() -> EventLoopHandle {
-    crate::drivers::require_time();
-    if let Some(current) = EventLoopHandle::current() {
-        return current;
-    }
-    match Handle::try_current() {
-        Ok(h) => h.inner.group.next().clone(),
-        Err(_) => panic!("{NO_RUNTIME}"),
-    }
-}
-
 /// Waits until `duration` has elapsed. Panics outside a runtime, as tokio's does.
 ///
 /// ```
@@ -141,7 +128,7 @@ impl Sleep {
     pub(crate) fn new(deadline: Instant, passed: bool) -> Sleep {
         Sleep {
             deadline,
-            event_loop: timer_loop(),
+            event_loop: crate::placement::timer_loop(),
             registered: None,
             passed,
             elapsed: false,
@@ -267,7 +254,7 @@ impl Sleep {
         if self.event_loop.is_terminated() {
             panic!("{RUNTIME_SHUTTING_DOWN}");
         }
-        let mut slot = r.fire.waker.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = lock(&r.fire.waker);
         match &*slot {
             Some(w) if w.will_wake(cx.waker()) => {}
             _ => *slot = Some(cx.waker().clone()),

@@ -3,11 +3,11 @@
 use std::fmt;
 use std::io::{self, SeekFrom};
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
-use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncBufRead, AsyncRead, AsyncSeek, ReadBuf};
 
-use super::spend_budget;
+use super::spent;
 
 /// Always at end of file for reads, accepts and discards writes, and seeks to 0
 /// (tokio's `io::Empty`). Created by [`empty`].
@@ -55,56 +55,21 @@ pub fn empty() -> Empty {
 impl AsyncRead for Empty {
     #[inline]
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, _: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        ready!(spend_budget(cx));
-        Poll::Ready(Ok(()))
+        spent(cx, ())
     }
 }
 
 impl AsyncBufRead for Empty {
     #[inline]
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
-        ready!(spend_budget(cx));
-        Poll::Ready(Ok(&[]))
+        spent(cx, &[])
     }
 
     #[inline]
     fn consume(self: Pin<&mut Self>, _: usize) {}
 }
 
-impl AsyncWrite for Empty {
-    #[inline]
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        ready!(spend_budget(cx));
-        Poll::Ready(Ok(buf.len()))
-    }
-
-    #[inline]
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        ready!(spend_budget(cx));
-        Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()))
-    }
-
-    #[inline]
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    #[inline]
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(spend_budget(cx));
-        Poll::Ready(Ok(()))
-    }
-
-    #[inline]
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(spend_budget(cx));
-        Poll::Ready(Ok(()))
-    }
-}
+discarding_writer!(Empty);
 
 impl AsyncSeek for Empty {
     #[inline]
@@ -114,8 +79,7 @@ impl AsyncSeek for Empty {
 
     #[inline]
     fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
-        ready!(spend_budget(cx));
-        Poll::Ready(Ok(0))
+        spent(cx, 0)
     }
 }
 

@@ -2,10 +2,11 @@
 
 use std::io::{self, IoSlice};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker, ready};
 
 use bytes::{Buf, BytesMut};
+use netloop_scheduler::sync::lock;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf, ReadHalf, WriteHalf, split};
 
 /// A bounded in-memory byte pipe, read at one end and written at the other (tokio's
@@ -276,6 +277,8 @@ fn spend_on<T>(
 /// ```
 #[derive(Debug)]
 pub struct DuplexStream {
+    // Each change to a direction's buffer is one `BytesMut` call, so a panic while a
+    // lock is held leaves the buffer whole: the locks are taken with `sync::lock`.
     read: Arc<Mutex<SimplexStream>>,
     write: Arc<Mutex<SimplexStream>>,
 }
@@ -311,12 +314,6 @@ pub fn duplex(max_buf_size: usize) -> (DuplexStream, DuplexStream) {
         },
         DuplexStream { read: two, write: one },
     )
-}
-
-/// Locks one direction. A panic while it was held cannot leave the buffer half-written
-/// (every change is one `BytesMut` call), so a poisoned lock is used as is.
-fn lock(pipe: &Mutex<SimplexStream>) -> MutexGuard<'_, SimplexStream> {
-    pipe.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl AsyncRead for DuplexStream {

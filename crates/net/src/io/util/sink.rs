@@ -1,13 +1,6 @@
 //! `sink`: a writer that takes everything and keeps nothing.
 
 use std::fmt;
-use std::io;
-use std::pin::Pin;
-use std::task::{Context, Poll, ready};
-
-use tokio::io::AsyncWrite;
-
-use super::spend_budget;
 
 /// A writer that accepts and discards every byte (tokio's `io::Sink`). Created by
 /// [`sink`].
@@ -49,40 +42,7 @@ pub fn sink() -> Sink {
     Sink { _private: () }
 }
 
-impl AsyncWrite for Sink {
-    #[inline]
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        ready!(spend_budget(cx));
-        Poll::Ready(Ok(buf.len()))
-    }
-
-    #[inline]
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        ready!(spend_budget(cx));
-        Poll::Ready(Ok(bufs.iter().map(|b| b.len()).sum()))
-    }
-
-    #[inline]
-    fn is_write_vectored(&self) -> bool {
-        true
-    }
-
-    #[inline]
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(spend_budget(cx));
-        Poll::Ready(Ok(()))
-    }
-
-    #[inline]
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        ready!(spend_budget(cx));
-        Poll::Ready(Ok(()))
-    }
-}
+discarding_writer!(Sink);
 
 impl fmt::Debug for Sink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -1,6 +1,8 @@
 //! `AsyncFd`: readiness for any file descriptor, from the loop it is registered with.
 
-use std::error::Error;
+mod error;
+mod guard;
+
 use std::fmt;
 use std::future::poll_fn;
 use std::io;
@@ -10,6 +12,11 @@ use std::task::{Context, Poll, ready};
 use mio::event::Source;
 use mio::unix::SourceFd;
 use netloop_reactor::io::{Direction, PollEvented, Ready, ReadyEvent};
+
+pub use error::AsyncFdRegisterError;
+#[allow(deprecated)]
+pub use error::AsyncFdTryNewError;
+pub use guard::{AsyncFdReadyGuard, AsyncFdReadyMutGuard, TryIoError};
 
 use super::Interest;
 use crate::registration::register;
@@ -76,133 +83,6 @@ pub struct AsyncFd<T: AsRawFd> {
     // Declared first, so dropped first: deregistered while the descriptor is open.
     io: PollEvented<FdSource>,
     inner: Option<T>,
-}
-
-/// Readiness of an [`AsyncFd`] seen by a task, until it is cleared (tokio's
-/// `AsyncFdReadyGuard`). Dropping the guard without clearing keeps the readiness.
-///
-/// Readiness can be stale: do the operation, and if the OS says `WouldBlock` after
-/// all, clear the readiness so that the next wait waits for a new event (a guard's
-/// [`try_io`](Self::try_io) does both):
-///
-/// ```
-/// use std::io::{ErrorKind, Read, Write};
-/// use std::os::unix::net::UnixStream;
-/// use netloop_net::io::unix::AsyncFd;
-///
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
-/// # rt.block_on(async {
-/// let (a, mut b) = UnixStream::pair()?;
-/// a.set_nonblocking(true)?;
-/// // SAFETY: `a` owns its descriptor for as long as the AsyncFd holds it.
-/// let a = unsafe { AsyncFd::register(a) }.map_err(std::io::Error::from)?;
-/// b.write_all(b"ping")?;
-///
-/// let mut buf = [0u8; 16];
-/// let n = loop {
-///     let mut guard = a.readable().await?;
-///     match guard.get_inner().read(&mut buf) {
-///         Err(e) if e.kind() == ErrorKind::WouldBlock => guard.clear_ready(),
-///         result => break result?,
-///     }
-/// };
-/// assert_eq!(&buf[..n], b"ping");
-/// # Ok::<(), std::io::Error>(())
-/// # })?;
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub struct AsyncFdReadyGuard<'a, T: AsRawFd> {
-    async_fd: &'a AsyncFd<T>,
-    event: Option<ReadyEvent>,
-}
-
-/// [`AsyncFdReadyGuard`] with mutable access to the `AsyncFd` (tokio's
-/// `AsyncFdReadyMutGuard`).
-///
-/// For objects whose I/O methods take `&mut self`:
-///
-/// ```
-/// use std::io::{Read, Write};
-/// use std::os::unix::net::UnixStream;
-/// use netloop_net::io::unix::AsyncFd;
-///
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
-/// # rt.block_on(async {
-/// let (a, mut b) = UnixStream::pair()?;
-/// a.set_nonblocking(true)?;
-/// // SAFETY: `a` owns its descriptor for as long as the AsyncFd holds it.
-/// let mut a = unsafe { AsyncFd::register(a) }.map_err(std::io::Error::from)?;
-/// b.write_all(b"ping")?;
-///
-/// let mut buf = [0u8; 16];
-/// let n = loop {
-///     let mut guard = a.readable_mut().await?;
-///     if let Ok(result) = guard.try_io(|fd| fd.get_mut().read(&mut buf)) {
-///         break result?;
-///     }
-/// };
-/// assert_eq!(&buf[..n], b"ping");
-/// # Ok::<(), std::io::Error>(())
-/// # })?;
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub struct AsyncFdReadyMutGuard<'a, T: AsRawFd> {
-    async_fd: &'a mut AsyncFd<T>,
-    event: Option<ReadyEvent>,
-}
-
-/// The operation given to a guard's `try_io` found the descriptor not ready: the
-/// readiness was cleared; wait for it again.
-///
-/// ```
-/// use std::io::Read;
-/// use std::os::unix::net::UnixStream;
-/// use netloop_net::io::unix::AsyncFd;
-///
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
-/// # rt.block_on(async {
-/// let (a, _b) = UnixStream::pair()?;
-/// a.set_nonblocking(true)?;
-/// // SAFETY: `a` owns its descriptor for as long as the AsyncFd holds it.
-/// let a = unsafe { AsyncFd::register(a) }.map_err(std::io::Error::from)?;
-///
-/// // Writable, but a read finds nothing: the operation would block.
-/// let mut guard = a.writable().await?;
-/// let result = guard.try_io(|fd| fd.get_ref().read(&mut [0u8; 16]));
-/// assert!(result.is_err()); // Err(TryIoError): wait again
-/// # Ok::<(), std::io::Error>(())
-/// # })?;
-/// # Ok::<(), std::io::Error>(())
-/// ```
-#[derive(Debug)]
-pub struct TryIoError(());
-
-/// Registering an [`AsyncFd`] failed; the object comes back with the cause (tokio's
-/// `AsyncFdRegisterError`), so nothing is lost.
-///
-/// epoll cannot wait on a regular file (it is always ready): registering one fails
-/// with `EPERM`, and the file comes back, to be read with blocking calls instead (on
-/// the blocking pool, as [`fs`](crate::fs) does).
-///
-/// ```
-/// use std::fs::File;
-/// use netloop_net::io::unix::AsyncFd;
-///
-/// # let rt = netloop_scheduler::runtime::Builder::new_current_thread().enable_all().build()?;
-/// # rt.block_on(async {
-/// let file = File::open(std::env::current_exe()?)?;
-/// // SAFETY: `file` owns its descriptor for as long as the AsyncFd would hold it.
-/// let err = unsafe { AsyncFd::register(file) }.unwrap_err();
-/// let (file, cause) = err.into_parts();
-/// assert_eq!(cause.raw_os_error(), Some(libc::EPERM));
-/// assert!(file.metadata()?.is_file());
-/// # Ok::<(), std::io::Error>(())
-/// # })?;
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub struct AsyncFdRegisterError<T> {
-    inner: T,
-    cause: io::Error,
 }
 
 impl<T: AsRawFd> AsyncFd<T> {
@@ -301,11 +181,8 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Polls for read readiness. Only the last task to poll is woken (use
     /// [`readable`](Self::readable) to wait from several tasks).
     pub fn poll_read_ready<'a>(&'a self, cx: &mut Context<'_>) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
-        let event = ready!(self.io.poll_read_ready(cx))?;
-        Poll::Ready(Ok(AsyncFdReadyGuard {
-            async_fd: self,
-            event: Some(masked(event, Direction::Read)),
-        }))
+        self.poll_direction(cx, Direction::Read)
+            .map_ok(|event| self.guard(event))
     }
 
     /// [`poll_read_ready`](Self::poll_read_ready) with a guard that gives mutable access.
@@ -313,18 +190,14 @@ impl<T: AsRawFd> AsyncFd<T> {
         &'a mut self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
-        let event = ready!(self.io.poll_read_ready(cx))?;
-        let event = Some(masked(event, Direction::Read));
-        Poll::Ready(Ok(AsyncFdReadyMutGuard { async_fd: self, event }))
+        let event = ready!(self.poll_direction(cx, Direction::Read))?;
+        Poll::Ready(Ok(self.guard_mut(event)))
     }
 
     /// Polls for write readiness. Only the last task to poll is woken.
     pub fn poll_write_ready<'a>(&'a self, cx: &mut Context<'_>) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
-        let event = ready!(self.io.poll_write_ready(cx))?;
-        Poll::Ready(Ok(AsyncFdReadyGuard {
-            async_fd: self,
-            event: Some(masked(event, Direction::Write)),
-        }))
+        self.poll_direction(cx, Direction::Write)
+            .map_ok(|event| self.guard(event))
     }
 
     /// [`poll_write_ready`](Self::poll_write_ready) with a guard that gives mutable access.
@@ -332,9 +205,8 @@ impl<T: AsRawFd> AsyncFd<T> {
         &'a mut self,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
-        let event = ready!(self.io.poll_write_ready(cx))?;
-        let event = Some(masked(event, Direction::Write));
-        Poll::Ready(Ok(AsyncFdReadyMutGuard { async_fd: self, event }))
+        let event = ready!(self.poll_direction(cx, Direction::Write))?;
+        Poll::Ready(Ok(self.guard_mut(event)))
     }
 
     /// Waits until any readiness in `interest` is there. Several tasks may wait at
@@ -342,19 +214,37 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// for priority data or an error) does not end the wait.
     pub async fn ready(&self, interest: Interest) -> io::Result<AsyncFdReadyGuard<'_, T>> {
         let event = poll_fn(|cx| self.poll_interest(cx, interest)).await?;
-        Ok(AsyncFdReadyGuard {
-            async_fd: self,
-            event: Some(event),
-        })
+        Ok(self.guard(event))
     }
 
     /// [`ready`](Self::ready) with a guard that gives mutable access.
     pub async fn ready_mut(&mut self, interest: Interest) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
         let event = poll_fn(|cx| self.poll_interest(cx, interest)).await?;
-        Ok(AsyncFdReadyMutGuard {
+        Ok(self.guard_mut(event))
+    }
+
+    fn guard(&self, event: ReadyEvent) -> AsyncFdReadyGuard<'_, T> {
+        AsyncFdReadyGuard {
             async_fd: self,
             event: Some(event),
-        })
+        }
+    }
+
+    fn guard_mut(&mut self, event: ReadyEvent) -> AsyncFdReadyMutGuard<'_, T> {
+        AsyncFdReadyMutGuard {
+            async_fd: self,
+            event: Some(event),
+        }
+    }
+
+    /// Readiness in `direction` as its wait reports it (see [`masked`]). Only the last
+    /// task to poll is woken.
+    fn poll_direction(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
+        let event = match direction {
+            Direction::Read => ready!(self.io.poll_read_ready(cx))?,
+            Direction::Write => ready!(self.io.poll_write_ready(cx))?,
+        };
+        Poll::Ready(Ok(masked(event, direction)))
     }
 
     /// Waits until the descriptor is readable.
@@ -382,9 +272,8 @@ impl<T: AsRawFd> AsyncFd<T> {
     pub async fn async_io<R>(&self, interest: Interest, mut f: impl FnMut(&T) -> io::Result<R>) -> io::Result<R> {
         loop {
             let mut guard = self.ready(interest).await?;
-            match guard.try_io(|fd| f(fd.get_ref())) {
-                Ok(result) => return result,
-                Err(TryIoError(())) => continue,
+            if let Ok(result) = guard.try_io(|fd| f(fd.get_ref())) {
+                return result;
             }
         }
     }
@@ -397,9 +286,8 @@ impl<T: AsRawFd> AsyncFd<T> {
     ) -> io::Result<R> {
         loop {
             let mut guard = self.ready_mut(interest).await?;
-            match guard.try_io(|fd| f(fd.get_mut())) {
-                Ok(result) => return result,
-                Err(TryIoError(())) => continue,
+            if let Ok(result) = guard.try_io(|fd| f(fd.get_mut())) {
+                return result;
             }
         }
     }
@@ -489,176 +377,5 @@ impl<T: AsRawFd> AsFd for AsyncFd<T> {
 impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFd<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AsyncFd").field("inner", &self.inner).finish()
-    }
-}
-
-impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
-    /// Forgets the readiness (an operation found `WouldBlock`): the next wait waits
-    /// for a new event. A newer event that arrived meanwhile is kept.
-    pub fn clear_ready(&mut self) {
-        if let Some(event) = self.event.take() {
-            self.async_fd.io.clear_readiness(event);
-        }
-    }
-
-    /// Forgets only the readiness in `ready` (say, writable, after a write found
-    /// `WouldBlock`, while readable stays).
-    pub fn clear_ready_matching(&mut self, ready: Ready) {
-        self.event = clear_matching(&self.async_fd.io, self.event.take(), ready);
-    }
-
-    /// Keeps the readiness when the guard is dropped (what dropping does anyway).
-    pub fn retain_ready(&mut self) {
-        self.event = None;
-    }
-
-    /// The readiness this guard saw.
-    pub fn ready(&self) -> Ready {
-        self.event.map_or(Ready::EMPTY, |e| e.ready)
-    }
-
-    /// Runs `f`; if it returns `WouldBlock`, clears the readiness and returns
-    /// `Err(TryIoError)`, else `Ok` of its result.
-    pub fn try_io<R>(&mut self, f: impl FnOnce(&'a AsyncFd<T>) -> io::Result<R>) -> Result<io::Result<R>, TryIoError> {
-        match f(self.async_fd) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                self.clear_ready();
-                Err(TryIoError(()))
-            }
-            result => Ok(result),
-        }
-    }
-
-    /// The `AsyncFd`.
-    pub fn get_ref(&self) -> &'a AsyncFd<T> {
-        self.async_fd
-    }
-
-    /// The object inside the `AsyncFd`.
-    pub fn get_inner(&self) -> &'a T {
-        self.async_fd.get_ref()
-    }
-}
-
-impl<T: AsRawFd> AsyncFdReadyMutGuard<'_, T> {
-    /// See [`AsyncFdReadyGuard::clear_ready`].
-    pub fn clear_ready(&mut self) {
-        if let Some(event) = self.event.take() {
-            self.async_fd.io.clear_readiness(event);
-        }
-    }
-
-    /// See [`AsyncFdReadyGuard::clear_ready_matching`].
-    pub fn clear_ready_matching(&mut self, ready: Ready) {
-        self.event = clear_matching(&self.async_fd.io, self.event.take(), ready);
-    }
-
-    /// See [`AsyncFdReadyGuard::retain_ready`].
-    pub fn retain_ready(&mut self) {
-        self.event = None;
-    }
-
-    /// The readiness this guard saw.
-    pub fn ready(&self) -> Ready {
-        self.event.map_or(Ready::EMPTY, |e| e.ready)
-    }
-
-    /// Runs `f` with the `AsyncFd`; on `WouldBlock`, clears the readiness and returns
-    /// `Err(TryIoError)`.
-    pub fn try_io<R>(&mut self, f: impl FnOnce(&mut AsyncFd<T>) -> io::Result<R>) -> Result<io::Result<R>, TryIoError> {
-        match f(self.async_fd) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                self.clear_ready();
-                Err(TryIoError(()))
-            }
-            result => Ok(result),
-        }
-    }
-
-    /// The `AsyncFd`.
-    pub fn get_ref(&self) -> &AsyncFd<T> {
-        self.async_fd
-    }
-
-    /// The `AsyncFd`, mutably.
-    pub fn get_mut(&mut self) -> &mut AsyncFd<T> {
-        self.async_fd
-    }
-
-    /// The object inside the `AsyncFd`.
-    pub fn get_inner(&self) -> &T {
-        self.async_fd.get_ref()
-    }
-
-    /// The object inside the `AsyncFd`, mutably.
-    pub fn get_inner_mut(&mut self) -> &mut T {
-        self.async_fd.get_mut()
-    }
-}
-
-/// Clears the `ready` part of `event`; returns what is left of it, if anything.
-fn clear_matching(io: &PollEvented<FdSource>, event: Option<ReadyEvent>, ready: Ready) -> Option<ReadyEvent> {
-    let mut event = event?;
-    let mut cleared = event;
-    cleared.ready = event.ready & ready;
-    io.clear_readiness(cleared);
-    event.ready = event.ready - ready;
-    (!event.ready.is_empty()).then_some(event)
-}
-
-impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFdReadyGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReadyGuard").field("async_fd", self.async_fd).finish()
-    }
-}
-
-impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFdReadyMutGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MutReadyGuard")
-            .field("async_fd", &self.async_fd)
-            .finish()
-    }
-}
-
-impl fmt::Display for TryIoError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the operation would block; wait for readiness again")
-    }
-}
-
-impl Error for TryIoError {}
-
-/// The name [`AsyncFdRegisterError`] had before tokio 1.52.
-#[deprecated(note = "renamed `AsyncFdRegisterError`")]
-pub type AsyncFdTryNewError<T> = AsyncFdRegisterError<T>;
-
-impl<T> AsyncFdRegisterError<T> {
-    /// The object given to register, and why registering failed.
-    pub fn into_parts(self) -> (T, io::Error) {
-        (self.inner, self.cause)
-    }
-}
-
-impl<T> fmt::Display for AsyncFdRegisterError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.cause, f)
-    }
-}
-
-impl<T> fmt::Debug for AsyncFdRegisterError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.cause, f)
-    }
-}
-
-impl<T> Error for AsyncFdRegisterError<T> {
-    fn source(&self) -> Option<&(dyn Error + 'static)> {
-        Some(&self.cause)
-    }
-}
-
-impl<T> From<AsyncFdRegisterError<T>> for io::Error {
-    fn from(e: AsyncFdRegisterError<T>) -> io::Error {
-        e.cause
     }
 }

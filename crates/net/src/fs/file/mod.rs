@@ -8,20 +8,24 @@
 //!   moves the position (a write, a seek) first seeks back over them;
 //! - a failed background write is reported by the next write, flush or seek.
 
+mod buf;
+mod state;
+
 use std::fmt;
 use std::fs::{Metadata, Permissions};
-use std::future::Future;
-use std::io::{self, IoSlice, Read, Seek, SeekFrom, Write};
+use std::future::poll_fn;
+use std::io::{self, IoSlice, Seek, SeekFrom};
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use netloop_scheduler::task::JoinHandle;
 use tokio::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 use tokio::sync::Mutex;
 
-use super::{OpenOptions, asyncify, join_error};
+use super::{OpenOptions, asyncify};
+use buf::Buf;
+use state::{Inner, Operation, State};
 
 /// The default [`File::max_buf_size`]: 2 MiB, as tokio's.
 const DEFAULT_MAX_BUF_SIZE: usize = 2 * 1024 * 1024;
@@ -61,26 +65,6 @@ pub struct File {
     max_buf_size: usize,
 }
 
-struct Inner {
-    state: State,
-    /// The kind of a background write's error, not yet reported.
-    last_write_err: Option<io::ErrorKind>,
-    /// The position after the last completed seek.
-    pos: u64,
-}
-
-enum State {
-    /// `None` only while an operation is being started.
-    Idle(Option<Buf>),
-    Busy(JoinHandle<(Operation, Buf)>),
-}
-
-enum Operation {
-    Read(io::Result<usize>),
-    Write(io::Result<()>),
-    Seek(io::Result<u64>),
-}
-
 impl File {
     /// Opens `path` for reading.
     ///
@@ -115,16 +99,11 @@ impl File {
     pub fn options() -> OpenOptions {
         OpenOptions::new()
     }
-
     /// Wraps an open standard-library file.
     pub fn from_std(std: std::fs::File) -> File {
         File {
             std: Arc::new(std),
-            inner: Mutex::new(Inner {
-                state: State::Idle(Some(Buf::default())),
-                last_write_err: None,
-                pos: 0,
-            }),
+            inner: Mutex::new(Inner::new()),
             max_buf_size: DEFAULT_MAX_BUF_SIZE,
         }
     }
@@ -143,40 +122,26 @@ impl File {
         let std = self.std.clone();
         asyncify(move || std.sync_data()).await
     }
-
     /// Truncates or extends the file to `size` bytes; the position is unchanged.
     pub async fn set_len(&self, size: u64) -> io::Result<()> {
         let mut inner = self.inner.lock().await;
         inner.complete_inflight().await;
-        let State::Idle(slot) = &mut inner.state else {
-            unreachable!("complete_inflight leaves the file idle")
-        };
-        let mut buf = slot.take().unwrap_or_default();
+        let mut buf = inner
+            .take_idle_buf()
+            .unwrap_or_else(|| unreachable!("complete_inflight leaves the file idle"));
         let seek_back = buf.discard_read();
-        let std = self.std.clone();
-        inner.state = State::Busy(netloop_scheduler::task::spawn_blocking(move || {
+        inner.start(&self.std, buf, move |mut file, _| {
             let result = (|| {
                 if seek_back != 0 {
-                    (&*std).seek(SeekFrom::Current(seek_back))?;
+                    file.seek(SeekFrom::Current(seek_back))?;
                 }
-                std.set_len(size)?;
-                (&*std).stream_position()
+                file.set_len(size)?;
+                file.stream_position()
             })();
-            (Operation::Seek(result), buf)
-        }));
-        let State::Busy(handle) = &mut inner.state else {
-            unreachable!()
-        };
-        let done = handle.await;
-        let (op, buf) = match done {
-            Ok(done) => done,
-            Err(e) => {
-                inner.state = State::Idle(Some(Buf::default()));
-                return Err(join_error(e));
-            }
-        };
-        inner.state = State::Idle(Some(buf));
-        match op {
+            Operation::Seek(result)
+        });
+        let done = poll_fn(|cx| inner.poll_done(cx)).await?;
+        match done {
             Operation::Seek(result) => result.map(|pos| inner.pos = pos),
             _ => unreachable!("set_len runs a seek"),
         }
@@ -253,24 +218,21 @@ impl File {
     /// Starts a write of what `fill` copies into the idle buffer; returns its count.
     fn start_write(&mut self, fill: impl FnOnce(&mut Buf, usize) -> usize) -> io::Result<usize> {
         let inner = self.inner.get_mut();
-        let State::Idle(slot) = &mut inner.state else {
-            unreachable!("start_write on a busy file")
-        };
-        let mut buf = slot.take().unwrap_or_default();
+        let mut buf = inner
+            .take_idle_buf()
+            .unwrap_or_else(|| unreachable!("start_write on a busy file"));
         // Unread bytes are ahead of the OS position: write where the reader stands.
         let seek_back = buf.discard_read();
         let n = fill(&mut buf, self.max_buf_size);
-        let std = self.std.clone();
-        inner.state = State::Busy(netloop_scheduler::task::spawn_blocking(move || {
+        inner.start(&self.std, buf, move |mut file, buf| {
             let result = if seek_back != 0 {
-                (&*std)
-                    .seek(SeekFrom::Current(seek_back))
-                    .and_then(|_| buf.write_to(&mut &*std))
+                file.seek(SeekFrom::Current(seek_back))
+                    .and_then(|_| buf.write_to(&mut file))
             } else {
-                buf.write_to(&mut &*std)
+                buf.write_to(&mut file)
             };
-            (Operation::Write(result), buf)
-        }));
+            Operation::Write(result)
+        });
         Ok(n)
     }
 
@@ -290,63 +252,10 @@ impl File {
                 coop.made_progress();
                 return Poll::Ready(self.start_write(fill));
             }
-            let (op, buf) = ready!(inner.poll_busy(cx))?;
-            inner.state = State::Idle(Some(buf));
-            if let Operation::Write(Err(e)) = op {
+            if let Operation::Write(Err(e)) = ready!(inner.poll_done(cx))? {
                 return Poll::Ready(Err(e));
             }
         }
-    }
-}
-
-impl Inner {
-    /// Waits for the operation in flight; puts the buffer back. A write's error is
-    /// kept for the next write, flush or seek to report.
-    fn poll_busy(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<(Operation, Buf)>> {
-        let State::Busy(handle) = &mut self.state else {
-            unreachable!("poll_busy on an idle file")
-        };
-        match ready!(Pin::new(handle).poll(cx)) {
-            Ok(done) => Poll::Ready(Ok(done)),
-            Err(e) => {
-                // The pool could not run it (shut down) or it panicked: the buffer is
-                // gone with it; start over with an empty one.
-                self.state = State::Idle(Some(Buf::default()));
-                Poll::Ready(Err(join_error(e)))
-            }
-        }
-    }
-
-    /// `poll_flush`: waits for the operation in flight, reporting a write's error.
-    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if let Some(kind) = self.last_write_err.take() {
-            return Poll::Ready(Err(kind.into()));
-        }
-        if let State::Idle(_) = self.state {
-            return Poll::Ready(Ok(()));
-        }
-        let (op, buf) = ready!(self.poll_busy(cx))?;
-        self.state = State::Idle(Some(buf));
-        match op {
-            Operation::Write(Err(e)) => Poll::Ready(Err(e)),
-            Operation::Seek(Ok(pos)) => {
-                self.pos = pos;
-                Poll::Ready(Ok(()))
-            }
-            _ => Poll::Ready(Ok(())),
-        }
-    }
-
-    /// Waits for the operation in flight; any write error is kept for later.
-    async fn complete_inflight(&mut self) {
-        std::future::poll_fn(|cx| match ready!(self.poll_flush(cx)) {
-            Err(e) => {
-                self.last_write_err = Some(e.kind());
-                Poll::Ready(())
-            }
-            Ok(()) => Poll::Ready(()),
-        })
-        .await
     }
 }
 
@@ -354,53 +263,33 @@ impl AsyncRead for File {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, dst: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let coop = ready!(netloop_reactor::coop::poll_proceed(cx));
         let me = self.get_mut();
-        let max_buf_size = me.max_buf_size;
         let inner = me.inner.get_mut();
         loop {
-            match &mut inner.state {
-                State::Idle(slot) => {
-                    let buf = slot.get_or_insert_with(Buf::default);
-                    if !buf.is_empty() || dst.remaining() == 0 {
-                        buf.copy_to(dst);
+            if let State::Busy(_) = inner.state {
+                match ready!(inner.poll_done(cx))? {
+                    Operation::Read(Ok(_)) => {
+                        inner.idle_buf().copy_to(dst);
                         coop.made_progress();
                         return Poll::Ready(Ok(()));
                     }
-                    let mut buf = slot.take().expect("just filled");
-                    let len = dst.remaining().min(max_buf_size);
-                    let std = me.std.clone();
-                    inner.state = State::Busy(netloop_scheduler::task::spawn_blocking(move || {
-                        let result = buf.read_from(&mut &*std, len);
-                        (Operation::Read(result), buf)
-                    }));
+                    Operation::Read(Err(e)) => return Poll::Ready(Err(e)),
+                    Operation::Write(Err(e)) => inner.last_write_err = Some(e.kind()),
+                    Operation::Seek(Ok(pos)) => inner.pos = pos,
+                    Operation::Write(Ok(())) | Operation::Seek(Err(_)) => {}
                 }
-                State::Busy(_) => {
-                    let (op, mut buf) = ready!(inner.poll_busy(cx))?;
-                    match op {
-                        Operation::Read(Ok(_)) => {
-                            buf.copy_to(dst);
-                            inner.state = State::Idle(Some(buf));
-                            coop.made_progress();
-                            return Poll::Ready(Ok(()));
-                        }
-                        Operation::Read(Err(e)) => {
-                            inner.state = State::Idle(Some(buf));
-                            return Poll::Ready(Err(e));
-                        }
-                        Operation::Write(result) => {
-                            if let Err(e) = result {
-                                inner.last_write_err = Some(e.kind());
-                            }
-                            inner.state = State::Idle(Some(buf));
-                        }
-                        Operation::Seek(result) => {
-                            if let Ok(pos) = result {
-                                inner.pos = pos;
-                            }
-                            inner.state = State::Idle(Some(buf));
-                        }
-                    }
-                }
+                continue;
             }
+            let buf = inner.idle_buf();
+            if !buf.is_empty() || dst.remaining() == 0 {
+                buf.copy_to(dst);
+                coop.made_progress();
+                return Poll::Ready(Ok(()));
+            }
+            let buf = std::mem::take(buf);
+            let len = dst.remaining().min(me.max_buf_size);
+            inner.start(&me.std, buf, move |mut file, buf| {
+                Operation::Read(buf.read_from(&mut file, len))
+            });
         }
     }
 }
@@ -409,21 +298,17 @@ impl AsyncSeek for File {
     fn start_seek(self: Pin<&mut Self>, mut pos: SeekFrom) -> io::Result<()> {
         let me = self.get_mut();
         let inner = me.inner.get_mut();
-        let State::Idle(slot) = &mut inner.state else {
+        let Some(mut buf) = inner.take_idle_buf() else {
             return Err(io::Error::other(
                 "other file operation is pending, call poll_complete before start_seek",
             ));
         };
-        let mut buf = slot.take().unwrap_or_default();
         // The OS position is past the unread bytes; a relative seek starts before them.
         let unread = buf.discard_read();
         if let SeekFrom::Current(offset) = &mut pos {
             *offset += unread;
         }
-        let std = me.std.clone();
-        inner.state = State::Busy(netloop_scheduler::task::spawn_blocking(move || {
-            (Operation::Seek((&*std).seek(pos)), buf)
-        }));
+        inner.start(&me.std, buf, move |mut file, _| Operation::Seek(file.seek(pos)));
         Ok(())
     }
 
@@ -435,12 +320,9 @@ impl AsyncSeek for File {
                 coop.made_progress();
                 return Poll::Ready(Ok(inner.pos));
             }
-            let (op, buf) = ready!(inner.poll_busy(cx))?;
-            inner.state = State::Idle(Some(buf));
-            match op {
-                Operation::Read(_) => {}
+            match ready!(inner.poll_done(cx))? {
+                Operation::Read(_) | Operation::Write(Ok(())) => {}
                 Operation::Write(Err(e)) => inner.last_write_err = Some(e.kind()),
-                Operation::Write(Ok(())) => {}
                 Operation::Seek(result) => {
                     if let Ok(pos) = result {
                         inner.pos = pos;
@@ -517,90 +399,5 @@ impl std::os::fd::FromRawFd for File {
     unsafe fn from_raw_fd(fd: std::os::fd::RawFd) -> File {
         // SAFETY: the caller hands over ownership of an open descriptor.
         File::from_std(unsafe { std::fs::File::from_raw_fd(fd) })
-    }
-}
-
-/// Bytes between the task and the pool: read ahead but not yet consumed, or to write.
-#[derive(Default)]
-struct Buf {
-    bytes: Vec<u8>,
-    /// Bytes before this were consumed.
-    pos: usize,
-}
-
-impl Buf {
-    fn len(&self) -> usize {
-        self.bytes.len() - self.pos
-    }
-
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    fn clear(&mut self) {
-        self.bytes.clear();
-        self.pos = 0;
-    }
-
-    /// Copies as much as fits into `dst`.
-    fn copy_to(&mut self, dst: &mut ReadBuf<'_>) -> usize {
-        let n = self.len().min(dst.remaining());
-        dst.put_slice(&self.bytes[self.pos..self.pos + n]);
-        self.pos += n;
-        if self.pos == self.bytes.len() {
-            self.clear();
-        }
-        n
-    }
-
-    /// Takes up to `max` bytes of `src` to write; the buffer must be empty.
-    fn copy_from(&mut self, src: &[u8], max: usize) -> usize {
-        debug_assert!(self.is_empty());
-        let n = src.len().min(max);
-        self.bytes.extend_from_slice(&src[..n]);
-        n
-    }
-
-    /// Takes up to `max` bytes of `bufs`, in order, to write.
-    fn copy_from_bufs(&mut self, bufs: &[IoSlice<'_>], max: usize) -> usize {
-        debug_assert!(self.is_empty());
-        for src in bufs {
-            let room = max - self.bytes.len();
-            if room == 0 {
-                break;
-            }
-            self.bytes.extend_from_slice(&src[..src.len().min(room)]);
-        }
-        self.bytes.len()
-    }
-
-    /// Drops the unread bytes; returns how far to seek back to stand before them.
-    fn discard_read(&mut self) -> i64 {
-        let back = -i64::try_from(self.len()).unwrap_or(i64::MAX);
-        self.clear();
-        back
-    }
-
-    /// Reads up to `len` bytes from `rd` into the (empty) buffer.
-    fn read_from(&mut self, rd: &mut impl Read, len: usize) -> io::Result<usize> {
-        debug_assert!(self.is_empty());
-        self.bytes.resize(len, 0);
-        let result = loop {
-            match rd.read(&mut self.bytes) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                result => break result,
-            }
-        };
-        self.bytes.truncate(*result.as_ref().unwrap_or(&0));
-        self.pos = 0;
-        result
-    }
-
-    /// Writes the whole buffer to `wr`, leaving it empty whatever happens.
-    fn write_to(&mut self, wr: &mut impl Write) -> io::Result<()> {
-        debug_assert_eq!(self.pos, 0);
-        let result = wr.write_all(&self.bytes);
-        self.clear();
-        result
     }
 }

@@ -1,0 +1,165 @@
+//! The arguments of `#[netloop::main]` and `#[netloop::test]`, checked as tokio checks
+//! them, with tokio's error messages.
+
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Lit, LitBool, LitStr, Meta, MetaNameValue, Path, Token};
+
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Flavor {
+    CurrentThread,
+    MultiThread,
+    /// A current-thread `LocalRuntime`: `!Send` tasks may be spawned onto it.
+    Local,
+}
+
+pub(crate) struct Config {
+    pub(crate) flavor: Flavor,
+    pub(crate) worker_threads: Option<(usize, Span)>,
+    pub(crate) start_paused: Option<(bool, Span)>,
+    pub(crate) name: Option<LitStr>,
+    pub(crate) krate: Path,
+}
+
+/// The arguments as given, each checked on its own.
+#[derive(Default)]
+struct Args {
+    flavor: Option<Flavor>,
+    worker_threads: Option<(usize, Span)>,
+    start_paused: Option<(bool, Span)>,
+    name: Option<LitStr>,
+    krate: Option<Path>,
+}
+
+/// Parses and checks the attribute's arguments; `is_test` for `#[netloop::test]`.
+pub(crate) fn parse_config(args: TokenStream, is_test: bool) -> syn::Result<Config> {
+    let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
+    let mut args = Args::default();
+    for meta in metas {
+        let Meta::NameValue(MetaNameValue { path, value, .. }) = &meta else {
+            return Err(syn::Error::new_spanned(
+                &meta,
+                "Unknown attribute inside the macro; expected `name = value`",
+            ));
+        };
+        args.set(path, value)?;
+    }
+    let default = if is_test {
+        Flavor::CurrentThread
+    } else {
+        Flavor::MultiThread
+    };
+    let flavor = args.flavor.unwrap_or(default);
+    check_flavor_options(flavor, &args, is_test)?;
+    Ok(Config {
+        flavor,
+        worker_threads: args.worker_threads,
+        start_paused: args.start_paused,
+        name: args.name,
+        krate: args.krate.unwrap_or_else(|| syn::parse_quote!(::netloop)),
+    })
+}
+
+impl Args {
+    /// Records the argument `path = value`.
+    fn set(&mut self, path: &Path, value: &Expr) -> syn::Result<()> {
+        let name = path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        match name.as_str() {
+            "flavor" => self.flavor = Some(parse_flavor(value)?),
+            "worker_threads" => self.worker_threads = Some((parse_worker_threads(value)?, value.span())),
+            "start_paused" => self.start_paused = Some((parse_start_paused(value)?, value.span())),
+            "crate" => self.krate = Some(lit_str(value, "crate")?.parse::<Path>()?),
+            "name" => self.name = Some(lit_str(value, "name")?),
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    path,
+                    format!(
+                        "Unknown attribute {} is specified; expected one of: `flavor`, `worker_threads`, `start_paused`, `crate`, `name`",
+                        path.to_token_stream()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parse_flavor(value: &Expr) -> syn::Result<Flavor> {
+    let s = lit_str(value, "flavor")?;
+    match s.value().as_str() {
+        "current_thread" => Ok(Flavor::CurrentThread),
+        "multi_thread" => Ok(Flavor::MultiThread),
+        "local" => Ok(Flavor::Local),
+        other => Err(syn::Error::new_spanned(
+            s,
+            format!(
+                "No such runtime flavor `{other}`. The runtime flavors are `current_thread`, `local` and `multi_thread`."
+            ),
+        )),
+    }
+}
+
+fn parse_worker_threads(value: &Expr) -> syn::Result<usize> {
+    let n = match value {
+        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => i.base10_parse::<usize>()?,
+        other => {
+            return Err(syn::Error::new_spanned(
+                other,
+                "Failed to parse value of `worker_threads` as integer.",
+            ));
+        }
+    };
+    if n == 0 {
+        return Err(syn::Error::new_spanned(value, "`worker_threads` may not be 0."));
+    }
+    Ok(n)
+}
+
+fn parse_start_paused(value: &Expr) -> syn::Result<bool> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(LitBool { value, .. }),
+            ..
+        }) => Ok(*value),
+        other => Err(syn::Error::new_spanned(
+            other,
+            "Failed to parse value of `start_paused` as bool.",
+        )),
+    }
+}
+
+fn lit_str(expr: &Expr, name: &str) -> syn::Result<LitStr> {
+    match expr {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => Ok(s.clone()),
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!("Failed to parse value of `{name}` as string."),
+        )),
+    }
+}
+
+/// The options that only one flavor takes: `worker_threads` (multi_thread) and a true
+/// `start_paused` (current_thread).
+fn check_flavor_options(flavor: Flavor, args: &Args, is_test: bool) -> syn::Result<()> {
+    let macro_name = if is_test { "netloop::test" } else { "netloop::main" };
+    if let (Flavor::CurrentThread | Flavor::Local, Some((_, span))) = (flavor, args.worker_threads) {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "The `worker_threads` option requires the `multi_thread` runtime flavor. Use `#[{macro_name}(flavor = \"multi_thread\")]`"
+            ),
+        ));
+    }
+    if let (Flavor::MultiThread, Some((true, span))) = (flavor, args.start_paused) {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "The `start_paused` option requires the `current_thread` runtime flavor. Use `#[{macro_name}(flavor = \"current_thread\")]`"
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,260 @@
+//! `block_on`: running a future to completion on the calling thread, which drives a
+//! current-thread runtime's loop meanwhile, or parks between wake-ups.
+//!
+//! Invariants: a thread is inside at most one `block_on` (a nested one panics, as on
+//! tokio); at most one thread at a time drives a current-thread runtime's loop, the
+//! others poll their futures off the loop and take over the driving when it is let go.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::{AcqRel, Release};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
+
+use netloop_reactor::{DriveError, EventLoopHandle};
+
+use super::{Handle, Inner, RuntimeFlavor, context};
+use crate::group::EventLoopGroup;
+use crate::sync::{lock, try_lock};
+
+thread_local! {
+    /// True while this thread is inside a runtime's `block_on`: a nested one would
+    /// block the outer future's thread, so it panics (tokio's rule), also where the
+    /// outer one drives no loop (a multi-thread runtime's `block_on`).
+    static IN_BLOCK_ON: Cell<bool> = const { Cell::new(false) };
+}
+
+/// True while this thread is inside a runtime's `block_on`.
+pub(super) fn in_block_on() -> bool {
+    IN_BLOCK_ON.get()
+}
+
+/// Whose turn it is to drive a current_thread runtime's loop.
+#[derive(Default)]
+pub(super) struct DriverSlot {
+    /// Held by the `block_on` caller that drives the loop.
+    turn: Mutex<()>,
+    /// `block_on` callers waiting for the driver, woken when it is let go.
+    waiters: Mutex<Vec<Waker>>,
+}
+
+impl Handle {
+    /// Runs `future` to completion on this thread, in this runtime's context; `root`
+    /// says whether a current-thread runtime polls it as one of its loop's tasks.
+    #[track_caller]
+    pub(super) fn enter_block_on<F: Future>(&self, future: F, root: Root) -> F::Output {
+        if EventLoopHandle::current().is_some() || IN_BLOCK_ON.get() {
+            panic!(
+                "Cannot start a runtime from within a runtime. This happens because a function (like `block_on`) \
+                 attempted to block the current thread while the thread is being used to drive asynchronous tasks. \
+                 If you are in an async function, use `.await` on the future instead of blocking on it."
+            );
+        }
+        let _blocking = InBlockOn::enter();
+        let _context = context::set(self.clone());
+        #[cfg(feature = "tokio-compat")]
+        let _tokio = self.inner.compat.handle().enter();
+        match self.inner.flavor {
+            RuntimeFlavor::MultiThread => park_on(future),
+            RuntimeFlavor::CurrentThread => match root {
+                Root::OnLoop => self.drive_current_thread(future),
+                Root::OffLoop => self.drive_current_thread(OffLoop { future: pin!(future) }),
+            },
+        }
+    }
+
+    fn drive_current_thread<F: Future>(&self, future: F) -> F::Output {
+        let mut future = pin!(future);
+        let turn = match self.take_driver() {
+            Some(turn) => turn,
+            None => {
+                // Another thread drives the loop: poll the future here, parked between
+                // wake-ups, and take over the driving if that thread lets go first.
+                let parker = ThreadParker::new();
+                let waker = parker.waker();
+                let mut cx = Context::from_waker(&waker);
+                loop {
+                    {
+                        let mut waiters = lock(&self.inner.driver.waiters);
+                        if !waiters.iter().any(|w| w.will_wake(&waker)) {
+                            waiters.push(waker.clone());
+                        }
+                    }
+                    // Checked after joining the waiters: a release in between is not missed.
+                    if let Some(turn) = self.take_driver() {
+                        break turn;
+                    }
+                    if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+                        return out;
+                    }
+                    parker.park();
+                }
+            }
+        };
+        self.drive_with(turn, future)
+    }
+
+    /// The turn to drive the current_thread loop, if no other thread has it.
+    fn take_driver(&self) -> Option<DriverTurn<'_>> {
+        Some(DriverTurn {
+            guard: Some(try_lock(&self.inner.driver.turn)?),
+            inner: &self.inner,
+        })
+    }
+
+    fn drive_with<F: Future>(&self, _turn: DriverTurn<'_>, future: Pin<&mut F>) -> F::Output {
+        let Some(event_loop) = self.inner.group.take_loop(0) else {
+            // Shut down: no loop to drive. The future still runs (as on tokio); I/O and
+            // timers in it fail with the runtime-shutdown error.
+            return park_on(future);
+        };
+        // Give the loop back even if the future panics.
+        struct PutBack<'a> {
+            group: &'a EventLoopGroup,
+            event_loop: Option<netloop_reactor::EventLoop>,
+        }
+        impl Drop for PutBack<'_> {
+            fn drop(&mut self) {
+                if let Some(el) = self.event_loop.take() {
+                    self.group.put_loop(0, el);
+                }
+            }
+        }
+        let mut slot = PutBack {
+            group: &self.inner.group,
+            event_loop: Some(event_loop),
+        };
+        let result = slot.event_loop.as_mut().expect("present").block_on(future);
+        match result {
+            Ok(out) => out,
+            Err(DriveError::WrongThread) => panic!(
+                "a current_thread runtime is pinned to the thread that first called block_on (its !Send tasks live there)"
+            ),
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// Marks the thread as inside `block_on` until dropped (also when the future panics).
+struct InBlockOn;
+
+impl InBlockOn {
+    fn enter() -> InBlockOn {
+        IN_BLOCK_ON.set(true);
+        InBlockOn
+    }
+}
+
+impl Drop for InBlockOn {
+    fn drop(&mut self) {
+        IN_BLOCK_ON.set(false);
+    }
+}
+
+/// Runs `f` as if outside `block_on` (for `block_in_place`, where blocking is the
+/// point): a `block_on` inside `f` is allowed. The mark is put back after, also on a
+/// panic.
+pub(crate) fn outside_block_on<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            IN_BLOCK_ON.set(self.0);
+        }
+    }
+    let _restore = Restore(IN_BLOCK_ON.replace(false));
+    f()
+}
+
+/// Where a current-thread `block_on` polls its future.
+#[derive(Clone, Copy)]
+pub(super) enum Root {
+    /// As one of the loop's own tasks ([`Runtime::block_on`]).
+    OnLoop,
+    /// In the runtime's context but off the loop ([`Handle::block_on`]).
+    OffLoop,
+}
+
+/// A future polled outside the loop its thread drives.
+struct OffLoop<'a, F> {
+    future: Pin<&'a mut F>,
+}
+
+impl<F: Future> Future for OffLoop<'_, F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        netloop_reactor::outside_loop(|| self.future.as_mut().poll(cx))
+    }
+}
+
+/// `block_on` for a thread that drives no loop: poll, park until woken, repeat.
+fn park_on<F: Future>(future: F) -> F::Output {
+    let parker = ThreadParker::new();
+    let waker = parker.waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        parker.park();
+    }
+}
+
+/// A waker that unparks the thread that made it, and the wait for it.
+struct ThreadParker(Arc<Unpark>);
+
+struct Unpark {
+    thread: Thread,
+    woken: AtomicBool,
+}
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Release);
+        self.thread.unpark();
+    }
+}
+
+impl ThreadParker {
+    fn new() -> ThreadParker {
+        ThreadParker(Arc::new(Unpark {
+            thread: thread::current(),
+            woken: AtomicBool::new(false),
+        }))
+    }
+
+    fn waker(&self) -> Waker {
+        Waker::from(self.0.clone())
+    }
+
+    /// Returns once the waker was woken since the last return (at once if it was).
+    fn park(&self) {
+        while !self.0.woken.swap(false, AcqRel) {
+            thread::park();
+        }
+    }
+}
+
+/// A `block_on` caller's turn to drive a current_thread runtime's loop. Letting go of it
+/// wakes the callers waiting for it, so one of them takes over the driving.
+struct DriverTurn<'a> {
+    guard: Option<MutexGuard<'a, ()>>,
+    inner: &'a Inner,
+}
+
+impl Drop for DriverTurn<'_> {
+    fn drop(&mut self) {
+        drop(self.guard.take());
+        let waiters = std::mem::take(&mut *lock(&self.inner.driver.waiters));
+        for waker in waiters {
+            waker.wake();
+        }
+    }
+}

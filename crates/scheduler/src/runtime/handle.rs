@@ -1,0 +1,314 @@
+//! `Handle`: what spawns onto a runtime, enters it and blocks on it; and the errors and
+//! guards of its context.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use netloop_reactor::EventLoopHandle;
+
+use super::block_on::Root;
+use super::{Id, Inner, RuntimeFlavor, RuntimeMetrics, context};
+use crate::group::EventLoopGroup;
+use crate::placement::spawn_loop_of;
+use crate::task::JoinHandle;
+use crate::task::spawn::spawn_on;
+
+/// A handle to a runtime: spawn onto it, enter it, block on it (tokio's `Handle`).
+///
+/// Cheap to clone and `Send`: give one to code that runs outside the runtime, such as
+/// a plain thread, so that it can hand work to the runtime and wait for the result.
+/// Inside the runtime, [`Handle::current`] gets one.
+///
+/// ```
+/// use netloop_scheduler::runtime::Runtime;
+///
+/// let rt = Runtime::new()?;
+/// let handle = rt.handle().clone();
+/// let thread = std::thread::spawn(move || {
+///     let task = handle.spawn(async { "computed on a loop" });
+///     handle.block_on(task).unwrap()
+/// });
+/// assert_eq!(thread.join().unwrap(), "computed on a loop");
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Handle {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("flavor", &self.inner.flavor)
+            .field("loops", &self.inner.group.len())
+            .finish()
+    }
+}
+
+/// Returned by [`Handle::try_current`] outside a runtime.
+///
+/// ```
+/// use netloop_scheduler::runtime::{Builder, Handle};
+///
+/// let err = Handle::try_current().unwrap_err(); // a plain thread: no runtime here
+/// assert!(err.is_missing_context());
+///
+/// let rt = Builder::new_current_thread().build()?;
+/// rt.block_on(async { assert!(Handle::try_current().is_ok()) });
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct TryCurrentError(());
+
+impl TryCurrentError {
+    /// True: the thread is not in a runtime's context.
+    pub fn is_missing_context(&self) -> bool {
+        true
+    }
+
+    /// False: netloop's context never outlives its thread-local.
+    pub fn is_thread_local_destroyed(&self) -> bool {
+        false
+    }
+}
+
+impl fmt::Display for TryCurrentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(NO_RUNTIME)
+    }
+}
+
+impl std::error::Error for TryCurrentError {}
+
+/// Panics as tokio's functions do outside a runtime. Not called from inside a closure:
+/// the panic reports the location of the (track_caller) function the user called.
+#[track_caller]
+pub(crate) fn no_runtime() -> ! {
+    panic!("{}", TryCurrentError(()))
+}
+
+/// tokio's words first (programs and tests match on them), then what it means here.
+pub(crate) const NO_RUNTIME: &str = "there is no reactor running, must be called from the context of a Tokio 1.x runtime \
+     (here a netloop runtime: inside Runtime::block_on, a spawned task, or after Runtime::enter)";
+
+/// Keeps a runtime's context entered on this thread until dropped.
+///
+/// What needs a runtime (spawning, creating sockets or timers) then works on this
+/// thread without `block_on`, as when a synchronous `main` sets things up:
+///
+/// ```
+/// use netloop_scheduler::{runtime::Runtime, task};
+///
+/// let rt = Runtime::new()?;
+/// let task = {
+///     let _guard = rt.enter();
+///     task::spawn(async { 1 + 1 }) // would panic outside the context
+/// };
+/// assert_eq!(rt.block_on(task).unwrap(), 2);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[must_use = "the context is left when the guard is dropped"]
+pub struct EnterGuard<'a> {
+    // Declared first, so dropped first: tokio's context was entered last.
+    #[cfg(feature = "tokio-compat")]
+    _tokio: tokio::runtime::EnterGuard<'a>,
+    _guard: context::SetGuard,
+    _handle: std::marker::PhantomData<&'a Handle>,
+}
+
+impl fmt::Debug for EnterGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EnterGuard")
+    }
+}
+
+impl Handle {
+    /// The runtime this thread is in. Panics outside one; see
+    /// [`try_current`](Self::try_current).
+    #[track_caller]
+    pub fn current() -> Handle {
+        match Self::try_current() {
+            Ok(handle) => handle,
+            // Not in a closure: the panic reports the caller's location.
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// The runtime this thread is in, if any.
+    pub fn try_current() -> Result<Handle, TryCurrentError> {
+        context::current().ok_or(TryCurrentError(()))
+    }
+
+    /// Spawns a future. Called from one of this runtime's loops, it stays on that loop
+    /// (unless its task just accepted a connection: see `task::spawn`); otherwise it
+    /// goes to the group's next loop.
+    #[track_caller]
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn_on(spawn_loop_of(self), future)
+    }
+
+    /// Runs a blocking closure on the blocking pool.
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        // With time paused, the loop must not jump to its next timer while the closure
+        // runs: the closure may be what that timer's task is waiting for.
+        let paused_loop = match self.inner.flavor {
+            RuntimeFlavor::CurrentThread => self.inner.group.get(0).filter(|l| l.clock().is_paused()).cloned(),
+            RuntimeFlavor::MultiThread => None,
+        };
+        let Some(event_loop) = paused_loop else {
+            return self.inner.blocking.spawn(f);
+        };
+        event_loop.clock().inhibit_auto_advance();
+        let allow = AllowAutoAdvance(Some(event_loop));
+        self.inner.blocking.spawn(move || {
+            let _allow = allow;
+            f()
+        })
+    }
+
+    /// Runs `future` to completion on this thread, in this runtime's context.
+    ///
+    /// On a current-thread runtime the thread also drives the loop meanwhile, so the
+    /// runtime's tasks, I/O and timers make progress (tokio's `Handle::block_on` drives
+    /// nothing, and a timer awaited in it never fires unless another thread is in
+    /// `Runtime::block_on`). The future itself is polled as tokio polls it, off the
+    /// loop: it is not one of the loop's tasks, so `worker_index()` is `None` in it,
+    /// `block_in_place` runs its closure in place, and `spawn_local` needs a `LocalSet`.
+    /// [`Runtime::block_on`](super::Runtime::block_on) polls its future on the loop.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.enter_block_on(future, Root::OffLoop)
+    }
+
+    /// Enters this runtime's context: `spawn`, `sleep` and friends work on this thread
+    /// until the guard is dropped.
+    pub fn enter(&self) -> EnterGuard<'_> {
+        let guard = context::set(self.clone());
+        EnterGuard {
+            #[cfg(feature = "tokio-compat")]
+            _tokio: self.inner.compat.handle().enter(),
+            _guard: guard,
+            _handle: std::marker::PhantomData,
+        }
+    }
+
+    /// Which kind of runtime this is.
+    pub fn runtime_flavor(&self) -> RuntimeFlavor {
+        self.inner.flavor
+    }
+
+    /// The runtime's id, the same for every handle of it.
+    pub fn id(&self) -> Id {
+        self.inner.id
+    }
+
+    /// The name given with [`Builder::name`](super::Builder::name), if any.
+    pub fn name(&self) -> Option<&str> {
+        self.inner.name.as_deref()
+    }
+
+    /// The runtime's metrics (tokio's stable set; netloop's per-loop metrics are on
+    /// [`event_loops`](Self::event_loops)).
+    pub fn metrics(&self) -> RuntimeMetrics {
+        RuntimeMetrics::new(self.clone())
+    }
+
+    /// The event loops behind this runtime (Netty-level access: `execute`,
+    /// `schedule*`, `in_event_loop`, metrics, `next()`).
+    pub fn event_loops(&self) -> &EventLoopGroup {
+        &self.inner.group
+    }
+
+    /// Whether the builder enabled I/O (see [`crate::drivers`]).
+    pub(crate) fn io_enabled(&self) -> bool {
+        self.inner.io_enabled
+    }
+
+    /// Whether the builder enabled timers (see [`crate::drivers`]).
+    pub(crate) fn time_enabled(&self) -> bool {
+        self.inner.time_enabled
+    }
+
+    /// Calls `f` with the runtime this thread is in, borrowed (no reference-count
+    /// traffic, unlike [`current`](Self::current)). Panics outside a runtime.
+    #[track_caller]
+    pub(crate) fn with_current<R>(f: impl FnOnce(&Handle) -> R) -> R {
+        match Handle::try_with_current(f) {
+            Some(out) => out,
+            None => no_runtime(),
+        }
+    }
+
+    /// [`with_current`](Self::with_current), or `None` outside a runtime.
+    pub(crate) fn try_with_current<R>(f: impl FnOnce(&Handle) -> R) -> Option<R> {
+        context::with_current(|handle| handle.map(f))
+    }
+
+    /// Asks every loop to shut down gracefully, without waiting for them.
+    pub(super) fn begin_shutdown(&self) {
+        if let Err(e) = self
+            .inner
+            .group
+            .shutdown_gracefully(Duration::ZERO, self.inner.shutdown_timeout)
+        {
+            tracing::error!(target: "netloop::runtime", error = %e, "runtime shutdown");
+        }
+    }
+
+    /// Shuts the runtime down, then waits up to `wait` (by default the shutdown timeout
+    /// and a second) for its loops and its blocking pool, unless this thread is one of
+    /// its loops.
+    pub(super) fn shutdown(&self, wait: Option<Duration>) {
+        // Tasks dropped on this thread (a current-thread runtime's, whose loop is driven
+        // here) see the runtime as current in their destructors, as on tokio.
+        let _context = (self.inner.flavor == RuntimeFlavor::CurrentThread)
+            .then(|| context::try_set(self.clone()))
+            .flatten();
+        self.begin_shutdown();
+        let on_our_loop = EventLoopHandle::current().is_some_and(|l| self.inner.group.contains(&l));
+        if on_our_loop {
+            // Waiting here would wait for ourselves.
+            return;
+        }
+        let wait = wait.unwrap_or(self.inner.shutdown_timeout.saturating_add(Duration::from_secs(1)));
+        if !self.inner.group.await_termination(wait) {
+            tracing::warn!(target: "netloop::runtime", "runtime shutdown timed out; some loops are still running");
+        }
+        self.inner.blocking.shutdown(Some(wait));
+    }
+}
+
+/// Ends a blocking task's hold on auto-advance when dropped (also if it panics, or is
+/// never run), and wakes the loop to look again.
+///
+/// On a blocking-pool thread the release waits until the task has published its output
+/// and woken its handle's task: released before, the loop could find nothing to run
+/// and jump past the timer of a task about to get the output.
+struct AllowAutoAdvance(Option<EventLoopHandle>);
+
+impl Drop for AllowAutoAdvance {
+    fn drop(&mut self) {
+        if let Some(event_loop) = self.0.take() {
+            crate::blocking::after_this_task(move || {
+                event_loop.clock().allow_auto_advance();
+                // Only a wake-up: a loop that has shut down needs none.
+                let _ = event_loop.execute(|| {});
+            });
+        }
+    }
+}
+
+// A handle is a reference-counted pointer to state that a panic cannot leave
+// half-written (see `Runtime`'s unwind-safety): it may cross `catch_unwind`.
+impl std::panic::UnwindSafe for Handle {}
+impl std::panic::RefUnwindSafe for Handle {}
