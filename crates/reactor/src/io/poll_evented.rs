@@ -132,6 +132,7 @@ impl Registration {
     /// (a short read: the socket is empty; a short write: its buffer is full). It
     /// returns `(result, drained)`; a drained source's readiness is cleared at once,
     /// saving the `WouldBlock` call the next operation would otherwise make.
+    #[inline]
     pub fn poll_io_draining<R>(
         &self,
         cx: &mut Context<'_>,
@@ -424,6 +425,7 @@ impl<S: Source> PollEvented<S> {
 
     /// An operation on the source that can tell it drained it; see
     /// [`Registration::poll_io_draining`].
+    #[inline]
     pub fn poll_io_draining<R>(
         &self,
         cx: &mut Context<'_>,
