@@ -57,12 +57,23 @@ impl Handle {
         let _context = context::set(self.clone());
         #[cfg(feature = "tokio-compat")]
         let _tokio = self.inner.compat.handle().enter();
-        match self.inner.flavor {
+        let run = || match self.inner.flavor {
             RuntimeFlavor::MultiThread => park_on(future),
             RuntimeFlavor::CurrentThread => match root {
                 Root::OnLoop => self.drive_current_thread(future),
                 Root::OffLoop => self.drive_current_thread(OffLoop { future: pin!(future) }),
             },
+        };
+        #[cfg(feature = "tokio-compat")]
+        return run();
+        // A panic of the future itself passes the note about `tokio-compat` on its way.
+        #[cfg(not(feature = "tokio-compat"))]
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            Ok(out) => out,
+            Err(payload) => {
+                super::compat_hint::observe(&*payload);
+                std::panic::resume_unwind(payload)
+            }
         }
     }
 

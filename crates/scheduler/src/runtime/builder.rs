@@ -328,6 +328,8 @@ impl Builder {
     /// cannot be created, the others are shut down and the error is returned.
     pub fn build(&mut self) -> io::Result<Runtime> {
         self.fit_quiet_period();
+        #[cfg(not(feature = "tokio-compat"))]
+        self.event_loop.on_task_panic(super::compat_hint::observe);
         self.validate()?;
         let workers = self.worker_count()?;
         let group_no = next_group_number();

@@ -14,6 +14,8 @@ mod block_on;
 mod builder;
 #[cfg(feature = "tokio-compat")]
 pub(crate) mod compat;
+#[cfg(not(feature = "tokio-compat"))]
+mod compat_hint;
 pub(crate) mod context;
 mod handle;
 mod id;
