@@ -23,7 +23,7 @@ pub(crate) struct ShutdownParams {
     pub(crate) timeout: Duration,
 }
 
-/// Configures and builds an [`EventLoop`].
+/// Configures and builds an [`EventLoop`](crate::EventLoop).
 ///
 /// ```
 /// use std::time::Duration;

@@ -419,8 +419,7 @@ impl<S: Source> PollEvented<S> {
         direction: Direction,
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        let source = self.get_ref();
-        self.registration()?.poll_io(cx, direction, || op(source))
+        self.poll_io_draining(cx, direction, |source| op(source).map(|r| (r, false)))
     }
 
     /// An operation on the source that can tell it drained it; see
