@@ -38,3 +38,13 @@ pub fn serve_hyper(listener: TcpListener) -> netloop::task::JoinHandle<()> {
         }
     })
 }
+
+/// The runtime the examples' tests serve and call on: two loops, so a client task and
+/// the connection it talks to may sit on different threads, as in production.
+pub fn two_loop_runtime() -> netloop::runtime::Runtime {
+    netloop::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a netloop runtime")
+}

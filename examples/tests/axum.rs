@@ -16,11 +16,7 @@ use netloop_examples::axum_app::{REQUEST_NUMBER, TOKEN, app, serve_axum};
 type HttpClient = Client<NetloopConnector, Full<Bytes>>;
 
 fn runtime() -> netloop::runtime::Runtime {
-    netloop::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a netloop runtime")
+    netloop_examples::two_loop_runtime()
 }
 
 fn client(http2_only: bool) -> HttpClient {

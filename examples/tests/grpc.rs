@@ -10,11 +10,7 @@ use netloop_examples::greeter::{GreeterClient, HelloReply, HelloRequest, serve_g
 use tonic::Code;
 
 fn runtime() -> netloop::runtime::Runtime {
-    netloop::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a netloop runtime")
+    netloop_examples::two_loop_runtime()
 }
 
 /// Starts the example's server on a fresh loopback port and runs `check` against its

@@ -13,11 +13,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::{WebSocketStream, client_async};
 
 fn runtime() -> netloop::runtime::Runtime {
-    netloop::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a netloop runtime")
+    netloop_examples::two_loop_runtime()
 }
 
 async fn connect(addr: std::net::SocketAddr) -> WebSocketStream<TcpStream> {
