@@ -712,6 +712,30 @@ fn block_in_place_runs_the_closure_where_blocking_is_allowed() {
 }
 
 #[test]
+fn a_timer_made_inside_block_in_place_fires_while_its_loop_is_blocked() {
+    test_body(|| {
+        let rt = multi();
+        // Each round blocks one loop in place and waits there on a new timer: the timer
+        // must live on a loop that is not blocked, or it fires only after the closure.
+        for _ in 0..32 {
+            let waited = rt.block_on(async {
+                task::spawn(async {
+                    task::block_in_place(|| {
+                        let start = std::time::Instant::now();
+                        netloop::runtime::Handle::current()
+                            .block_on(netloop::time::sleep(std::time::Duration::from_millis(2)));
+                        start.elapsed()
+                    })
+                })
+                .await
+                .unwrap()
+            });
+            assert!(waited >= std::time::Duration::from_millis(2), "never early");
+        }
+    });
+}
+
+#[test]
 #[should_panic(expected = "can call blocking only when running on the multi-threaded runtime")]
 fn block_in_place_on_a_current_thread_runtime_panics() {
     current().block_on(async { task::block_in_place(|| ()) });
