@@ -18,7 +18,7 @@ macro_rules! byte_stream_methods {
         /// (`fallback`, the listener's loop, if that use is off every loop), and taken as
         /// readable and writable until an operation finds otherwise: a new connection's
         /// first request is usually there already, so the first read tries the socket
-        /// instead of waiting for the loop's first event (as tokio's accepted streams do).
+        /// before any event has arrived (as tokio's accepted streams do).
         pub(crate) fn new_deferred(stream: $Source, fallback: netloop_reactor::EventLoopHandle) -> Self {
             Self {
                 io: netloop_reactor::io::PollEvented::new_deferred(

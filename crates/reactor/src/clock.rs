@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::time::{Duration, Instant};
 
 /// The latest deadline a task can have: about 584 years after the process started.
-/// Larger delays clamp to it instead of overflowing (design §9, scenario 12).
+/// Larger delays clamp to it, never overflow (design §9, scenario 12).
 pub(crate) const MAX_DEADLINE: u64 = u64::MAX - 1;
 
 fn origin() -> Instant {

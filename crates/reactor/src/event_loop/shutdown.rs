@@ -92,8 +92,8 @@ impl Driver {
         self.terminate(core, true);
     }
 
-    /// Deregisters and closes every registration, and wakes whoever waits on one:
-    /// their operations fail with an error instead of waiting forever.
+    /// Deregisters and closes every registration, and wakes whoever waits on one: every
+    /// operation on a closed registration fails with the loop-shut-down error.
     pub(super) fn close_registrations(&mut self, core: &Core) {
         let mut wakers = std::mem::take(&mut self.wake_buf);
         for io in core.shared.io.close() {

@@ -384,8 +384,8 @@ impl ScheduledQueue {
     }
 
     /// Makes a waiting local timer wake `waker`, and hands back the waker it replaced;
-    /// if it has fired, hands `waker` back. Either is for the caller to drop once the
-    /// queue is no longer borrowed (a drop may run any code).
+    /// if it has fired, hands `waker` back. The caller drops either outside the
+    /// queue's borrow: a waker's drop may run code that uses the queue.
     pub(crate) fn set_waker(&mut self, timer: TimerKey, waker: Waker) -> Result<Waker, Waker> {
         match self.local_wake(timer) {
             Some(w) => Ok(std::mem::replace(&mut w.waker, waker)),

@@ -24,7 +24,7 @@ pub(crate) struct TaskList {
 // SAFETY: the list moves with its loop (an `EventLoop` may be created on one thread
 // and driven on another), but only the thread driving the loop ever reads or changes
 // it or the tasks it names: the loop refuses to be driven from a second thread, and a
-// loop dropped off its thread with tasks listed leaks them instead of touching them.
+// loop dropped off its thread with tasks listed leaks them untouched.
 unsafe impl Send for TaskList {}
 
 impl TaskList {

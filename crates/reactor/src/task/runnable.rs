@@ -9,7 +9,7 @@ use std::task::{Context, Waker};
 
 use super::Schedule;
 use super::header::{Header, header, scheduler};
-use super::state::{self, AfterPoll, CLOSED, COMPLETE, ref_dec, wake_join_waker};
+use super::state::{self, AfterPoll, CLOSED, COMPLETE, ref_dec, ref_dec_setting, wake_join_waker};
 use super::waker::{from_waker_data, is_task_waker, raw_waker};
 
 /// One turn of a task.
@@ -169,15 +169,21 @@ pub(super) unsafe fn finish<S: Schedule>(ptr: NonNull<Header>, outcome: usize, l
         // SAFETY: the owner's thread; the task is listed.
         unsafe { unlist::<S>(ptr, local) };
     }
-    let handle_gone = state::handle_gone(h);
-    if handle_gone && outcome == COMPLETE {
-        // SAFETY: the handle is gone, so the stage is this thread's.
-        unsafe { (h.vtable.drop_stage)(ptr) };
-    }
-    // SAFETY: the owner's reference is released by this call or below.
-    let Some(prev) = (unsafe { state::publish_outcome(ptr, outcome, handle_gone) }) else {
+    if state::handle_gone(h) {
+        // No handle, and none can come back (HANDLE is only ever cleared): the output
+        // is this thread's to drop, and one read-modify-write publishes the outcome
+        // and releases the owner's reference.
+        // SAFETY: the stage is this thread's; only the owner sets the outcome bits,
+        // once; `ptr` is not used after.
+        unsafe {
+            if outcome == COMPLETE {
+                (h.vtable.drop_stage)(ptr);
+            }
+            ref_dec_setting(ptr, outcome);
+        }
         return;
-    };
+    }
+    let prev = state::publish_outcome(h, outcome);
     if outcome == COMPLETE && state::handle_gone_in(prev) {
         // The handle went between the two looks: the stage is this thread's.
         // SAFETY: as above.

@@ -125,9 +125,9 @@ pub(super) fn end_poll(h: &Header) -> AfterPoll {
 /// (also those from inside its destructor). Returns whether it was listed.
 #[inline]
 pub(super) fn set_done(h: &Header) -> bool {
-    let listed = h.local.get() & LISTED != 0;
-    h.local.set(GONE | (h.local.get() & LISTED));
-    listed
+    let listed = h.local.get() & LISTED;
+    h.local.set(GONE | listed);
+    listed != 0
 }
 
 /// The task left the owner's list.
@@ -136,22 +136,10 @@ pub(super) fn set_unlisted(h: &Header) {
     h.local.set(h.local.get() & !LISTED);
 }
 
-/// Publishes `outcome` (COMPLETE or CLOSED) and releases the owner's reference.
-/// Returns the state before, or `None` if the handle was gone and the outcome needed
-/// no handshake (then the output, if any, must already be dropped).
-///
-/// # Safety
-/// On the owner thread after [`set_done`]; `ptr` is not used after a `None`.
-pub(super) unsafe fn publish_outcome(ptr: NonNull<Header>, outcome: usize, handle_gone: bool) -> Option<usize> {
-    if handle_gone {
-        // No handle, and none can come back (HANDLE is only ever cleared): one
-        // read-modify-write publishes the outcome and releases the owner's reference.
-        // SAFETY: only the owner sets the outcome bits, once.
-        unsafe { ref_dec_setting(ptr, outcome) };
-        return None;
-    }
-    // SAFETY: the owner's reference is still held.
-    Some(unsafe { header(ptr) }.state.fetch_or(outcome, AcqRel))
+/// Publishes `outcome` (COMPLETE or CLOSED) to the handle; returns the state before.
+/// Only the owner sets the outcome bits, once, after [`set_done`].
+pub(super) fn publish_outcome(h: &Header, outcome: usize) -> usize {
+    h.state.fetch_or(outcome, AcqRel)
 }
 
 /// True if no handle exists any more (so nobody else will look at the stage).
