@@ -624,6 +624,13 @@ fn s14_submissions_racing_shutdown_run_or_are_rejected() {
                             if accepted == 1 {
                                 drop(h.shutdown_gracefully_with(Duration::ZERO, ms(100)).unwrap());
                             }
+                            // Give the loop the core now and then: on an oversubscribed
+                            // machine an unyielding producer queued ever more closures
+                            // while the loop waited for a core, and the round's work grew
+                            // with the scheduler's luck.
+                            if accepted % 64 == 0 {
+                                thread::yield_now();
+                            }
                         }
                         Err(e) => {
                             assert!(e.is_shutdown(), "round {round}: {e:?}");
