@@ -87,11 +87,14 @@ impl SizeClass {
     }
 }
 
-/// Per-loop cache of freed task blocks, by size class; see the module docs.
+/// A cache of freed task blocks, by size class, that any thread may use: a loop
+/// keeps one for the tasks spawned onto it from other threads (see the module docs).
+/// Another [`Schedule`](crate::task::Schedule) may keep one too, and return it from
+/// `remote_blocks`; the cached blocks go back to the allocator when it is dropped.
 ///
 /// A class's queue is boxed and made on first use: a queue is a few cache lines of
 /// its own, and most loops only ever see one or two classes.
-pub(crate) struct BlockCache {
+pub struct BlockCache {
     classes: [OnceLock<Box<ConcurrentQueue<Block>>>; CLASSES],
 }
 
@@ -154,7 +157,7 @@ impl Drop for BlockCache {
 }
 
 /// A new block of `class` from the allocator. Its contents are unspecified.
-fn alloc_block(class: SizeClass) -> NonNull<u8> {
+pub(crate) fn alloc_block(class: SizeClass) -> NonNull<u8> {
     let layout = class.layout();
     // SAFETY: the layout's size is not zero.
     match NonNull::new(unsafe { alloc(layout) }) {
@@ -173,10 +176,11 @@ pub(crate) unsafe fn free_block(class: SizeClass, block: NonNull<u8>) {
     unsafe { dealloc(block.as_ptr(), class.layout()) };
 }
 
-/// The loop thread's own free lists of task blocks, for tasks spawned on that thread
-/// (see the module docs). Not `Sync`: it lives in the loop's `Core`, which only the
-/// loop's thread reaches.
-pub(crate) struct LocalBlocks {
+/// One thread's own free lists of task blocks, for tasks spawned and freed on that
+/// thread (see the module docs). Not `Sync`: a loop keeps it in its `Core`, which only
+/// the loop's thread reaches; another [`Schedule`](crate::task::Schedule) may keep one
+/// in its local half and return it from `local_blocks`.
+pub struct LocalBlocks {
     /// Most recently freed last, so the next spawn reuses the block most likely to
     /// still be in this core's cache.
     classes: RefCell<[Vec<Block>; CLASSES]>,

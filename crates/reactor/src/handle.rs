@@ -275,7 +275,17 @@ impl EventLoopHandle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        spawn::spawn(&self.shared, future)
+        spawn::spawn(&self.shared, future, 0)
+    }
+
+    /// [`spawn`](Self::spawn), with an id that the task's handles report
+    /// ([`Task::id`](crate::Task::id)): a runtime built on loops numbers its tasks so.
+    pub fn spawn_with_id<F>(&self, id: u64, future: F) -> Result<AsyncTask<F::Output>, RejectedExecution>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn::spawn(&self.shared, future, id)
     }
 
     /// Spawns a `!Send` future on this loop. Only callable on the loop's own thread.
@@ -284,7 +294,17 @@ impl EventLoopHandle {
         F: Future + 'static,
         F::Output: 'static,
     {
-        spawn::spawn_local(&self.shared, future)
+        spawn::spawn_local(&self.shared, future, 0)
+    }
+
+    /// [`spawn_local`](Self::spawn_local), with an id (see
+    /// [`spawn_with_id`](Self::spawn_with_id)).
+    pub fn spawn_local_with_id<F>(&self, id: u64, future: F) -> Result<AsyncTask<F::Output>, SpawnLocalError>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        spawn::spawn_local(&self.shared, future, id)
     }
 
     /// Spawns a `!Send` future on this loop from any thread, in one hop: `make` (which
@@ -295,7 +315,18 @@ impl EventLoopHandle {
         Fut: Future + 'static,
         Fut::Output: Send + 'static,
     {
-        spawn::spawn_pinned(&self.shared, make)
+        spawn::spawn_pinned(&self.shared, make, 0)
+    }
+
+    /// [`spawn_pinned`](Self::spawn_pinned), with an id (see
+    /// [`spawn_with_id`](Self::spawn_with_id)).
+    pub fn spawn_pinned_with_id<M, Fut>(&self, id: u64, make: M) -> Result<AsyncTask<Fut::Output>, RejectedExecution>
+    where
+        M: FnOnce() -> Fut + Send + 'static,
+        Fut: Future + 'static,
+        Fut::Output: Send + 'static,
+    {
+        spawn::spawn_pinned(&self.shared, make, id)
     }
 
     /// Runs `hook` on the loop while it shuts down (before it terminates).

@@ -96,7 +96,7 @@ mod spawn;
 mod sync;
 mod sys;
 mod tail;
-mod task;
+pub mod task;
 mod termination;
 mod wakeup;
 mod wheel;

@@ -13,8 +13,14 @@ use crate::scheduled::ScheduledTask;
 use crate::shared::{LoopItem, LoopRunnable, Shared, Wake};
 use crate::task::{Schedule, TaskList};
 
-impl Schedule for Arc<Shared> {
+// SAFETY: a loop's `Core` exists only on the thread driving the loop (`context` hands
+// it out on that thread alone), and `is_local` compares the loop's identity; only that
+// thread runs the runnables in its run queue and inbox, and a local runnable left at
+// termination is dropped there.
+unsafe impl Schedule for Arc<Shared> {
     type Local = Core;
+
+    const PAD_REMOTE_SPAWNS: bool = true;
 
     #[inline]
     fn with_current<R>(f: impl FnOnce(Option<&Core>) -> R) -> R {
@@ -35,12 +41,14 @@ impl Schedule for Arc<Shared> {
         self.send_remote(runnable);
     }
 
-    fn remote_blocks(&self) -> &BlockCache {
-        &self.blocks
+    #[inline]
+    fn remote_blocks(&self) -> Option<&BlockCache> {
+        Some(&self.blocks)
     }
 
-    fn local_blocks(core: &Core) -> &LocalBlocks {
-        &core.local.blocks
+    #[inline]
+    fn local_blocks(core: &Core) -> Option<&LocalBlocks> {
+        Some(&core.local.blocks)
     }
 
     fn task_list(core: &Core) -> &TaskList {

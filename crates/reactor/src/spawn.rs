@@ -22,13 +22,13 @@ use crate::task::{self, Task};
 /// # Safety
 /// As [`task::spawn_unchecked`]; `core` is the core of `shared`'s loop, driven by
 /// this thread, so the future is polled and dropped here.
-unsafe fn spawn_here<F>(core: &Core, shared: &Arc<Shared>, future: F) -> Task<F::Output>
+unsafe fn spawn_here<F>(core: &Core, shared: &Arc<Shared>, future: F, id: u64) -> Task<F::Output>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
     // SAFETY: per the contract.
-    let (runnable, task) = unsafe { task::spawn_unchecked(shared, future, Some(core)) };
+    let (runnable, task) = unsafe { task::spawn_unchecked(shared, future, Some(core), id) };
     core.local.push_wake(runnable);
     task
 }
@@ -42,7 +42,7 @@ where
 /// # Safety
 /// As [`task::spawn_unchecked`]: `future` may be dropped on this thread if it is
 /// refused, and is otherwise polled and dropped on the loop's thread only.
-unsafe fn submit_new<F>(shared: &Arc<Shared>, future: F) -> Result<Task<F::Output>, RejectedExecution>
+unsafe fn submit_new<F>(shared: &Arc<Shared>, future: F, id: u64) -> Result<Task<F::Output>, RejectedExecution>
 where
     F: Future + 'static,
     F::Output: 'static,
@@ -52,7 +52,7 @@ where
     }
     // SAFETY: per the contract; on the loop's own thread.
     let future = match context::on_own_core(shared, future, |core, future| unsafe {
-        spawn_here(core, shared, future)
+        spawn_here(core, shared, future, id)
     }) {
         Ok(task) => return Ok(task),
         Err(future) => future,
@@ -61,23 +61,23 @@ where
         return Err(RejectedExecution::new(reason, None));
     }
     // SAFETY: per the contract; spawned from another thread.
-    let (runnable, task) = unsafe { task::spawn_unchecked(shared, future, None) };
+    let (runnable, task) = unsafe { task::spawn_unchecked(shared, future, None, id) };
     shared.schedule_new_remote(runnable);
     Ok(task)
 }
 
 /// Spawns a `Send` future on the loop `shared` belongs to, from any thread.
-pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F) -> Result<Task<F::Output>, RejectedExecution>
+pub(crate) fn spawn<F>(shared: &Arc<Shared>, future: F, id: u64) -> Result<Task<F::Output>, RejectedExecution>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
     // SAFETY: the future and its output are `Send`, so any thread may drop them.
-    unsafe { submit_new(shared, future) }
+    unsafe { submit_new(shared, future, id) }
 }
 
 /// Spawns a `!Send` future; only on the loop's own thread.
-pub(crate) fn spawn_local<F>(shared: &Arc<Shared>, future: F) -> Result<Task<F::Output>, SpawnLocalError>
+pub(crate) fn spawn_local<F>(shared: &Arc<Shared>, future: F, id: u64) -> Result<Task<F::Output>, SpawnLocalError>
 where
     F: Future + 'static,
     F::Output: 'static,
@@ -89,7 +89,7 @@ where
         // SAFETY: on the loop's own thread, and the runnable is queued right here: the
         // future is created, polled and dropped on this thread only. A `!Send` output
         // makes the `Task` `!Send`, so it stays here too.
-        Ok(unsafe { spawn_here(core, shared, future) })
+        Ok(unsafe { spawn_here(core, shared, future, id) })
     })
     .unwrap_or(Err(SpawnLocalError::NotOnLoop))
 }
@@ -136,7 +136,11 @@ impl<M, Fut> Unpin for BuildOnFirstPoll<M, Fut> {}
 
 /// Spawns, from any thread, a `!Send` future built on the loop by a `Send` closure:
 /// one hop, no channel (tokio-util's `spawn_pinned`).
-pub(crate) fn spawn_pinned<M, Fut>(shared: &Arc<Shared>, make: M) -> Result<Task<Fut::Output>, RejectedExecution>
+pub(crate) fn spawn_pinned<M, Fut>(
+    shared: &Arc<Shared>,
+    make: M,
+    id: u64,
+) -> Result<Task<Fut::Output>, RejectedExecution>
 where
     M: FnOnce() -> Fut + Send + 'static,
     Fut: Future + 'static,
@@ -153,5 +157,5 @@ where
     // poll, whose future still holds only `make: Send`. So the
     // `!Send` value is created, polled and dropped on a single thread. The output is
     // `Send`, so the `Task` may be awaited and dropped anywhere.
-    unsafe { submit_new(shared, future) }
+    unsafe { submit_new(shared, future, id) }
 }

@@ -14,6 +14,8 @@ use crate::sync::AtomicUsize;
 pub(crate) struct Header {
     /// What other threads see; bits and transitions in `state.rs`.
     pub(super) state: AtomicUsize,
+    /// The id the spawner gave the task (0 if none); never changes.
+    pub(super) id: u64,
     /// Owner thread only; bits and transitions in `state.rs`.
     pub(super) local: Cell<u8>,
     pub(super) vtable: &'static Vtable,

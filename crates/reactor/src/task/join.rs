@@ -73,6 +73,14 @@ impl<T> Task<T> {
         self.header().state.load(Acquire) & FINAL != 0
     }
 
+    /// The id given at spawn (by the `*_with_id` spawns, or [`spawn_unchecked`]); 0 if
+    /// none was.
+    ///
+    /// [`spawn_unchecked`]: super::spawn_unchecked
+    pub fn id(&self) -> u64 {
+        self.header().id
+    }
+
     /// Cancels the task but keeps the handle: the future is dropped at its next turn
     /// on its loop (never in the middle of a poll), and the handle then resolves as
     /// cancelled. No effect on a task that has finished.
@@ -208,6 +216,11 @@ impl<T> FallibleTask<T> {
         self.task.is_finished()
     }
 
+    /// See [`Task::id`].
+    pub fn id(&self) -> u64 {
+        self.task.id()
+    }
+
     /// Polls for the task's outcome without unwinding: `Some(Ok(output))`,
     /// `Some(Err(payload))` if the future panicked (the loop caught it and went on), or
     /// `None` if the future was dropped first.
@@ -254,9 +267,18 @@ unsafe impl Send for AbortHandle {}
 unsafe impl Sync for AbortHandle {}
 
 impl AbortHandle {
-    fn state(&self) -> usize {
+    fn header(&self) -> &Header {
         // SAFETY: the abort handle holds a reference.
-        unsafe { header(self.ptr) }.state.load(Acquire)
+        unsafe { header(self.ptr) }
+    }
+
+    fn state(&self) -> usize {
+        self.header().state.load(Acquire)
+    }
+
+    /// See [`Task::id`].
+    pub fn id(&self) -> u64 {
+        self.header().id
     }
 
     /// See [`Task::abort`].

@@ -14,9 +14,11 @@ use std::ptr::NonNull;
 use super::header::{Header, header};
 use super::state;
 
-/// A doubly linked list of tasks, owner thread only.
+/// The owner's list of its waiting tasks, doubly linked through their headers; owner
+/// thread only. An executor keeps one in its local half (see
+/// [`Schedule::task_list`](super::Schedule::task_list)).
 #[derive(Default)]
-pub(crate) struct TaskList {
+pub struct TaskList {
     head: Cell<Option<NonNull<Header>>>,
     len: Cell<usize>,
 }
@@ -28,8 +30,13 @@ pub(crate) struct TaskList {
 unsafe impl Send for TaskList {}
 
 impl TaskList {
+    /// True if no task is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.len.get() == 0
+    }
+
     /// Tasks in the list.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.len.get()
     }
 
@@ -78,7 +85,7 @@ impl TaskList {
     ///
     /// # Safety
     /// On the owner's thread, with nothing polled meanwhile.
-    pub(crate) unsafe fn wake_all(&self) {
+    pub unsafe fn wake_all(&self) {
         while let Some(ptr) = self.head.get() {
             // SAFETY: the task is in this list.
             unsafe { self.remove(ptr) };

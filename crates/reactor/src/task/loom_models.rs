@@ -98,7 +98,7 @@ fn run_to_completion(runnable: LoopRunnable) -> thread::JoinHandle<()> {
 fn ready_task(shared: &Arc<Shared>, drops: &Arc<AtomicUsize>) -> (LoopRunnable, super::Task<Output>) {
     let drops = drops.clone();
     // SAFETY: the future is `Send` and polled and dropped by one thread at a time.
-    unsafe { new_unchecked(shared, async move { Output(drops) }, None) }
+    unsafe { new_unchecked(shared, async move { Output(drops) }, None, 0) }
 }
 
 /// Drops what the model left in the inbox (a cancel's wake holds a reference).
@@ -196,7 +196,7 @@ fn a_wake_from_another_thread_racing_completion_leaks_nothing() {
                 }
             });
             // SAFETY: the future is `Send`; one thread at a time polls and drops it.
-            unsafe { new_unchecked(&shared, future, None) }
+            unsafe { new_unchecked(&shared, future, None, 0) }
         };
         task.detach();
         let ptr = SendPtr(runnable.ptr());
@@ -261,7 +261,7 @@ fn a_task_waiting_on_readiness_racing_an_event_is_woken_or_sees_it() {
         loom::model(move || {
             let shared = shared();
             // SAFETY: the future is `Send`; it is never polled, only its waker is used.
-            let (runnable, task) = unsafe { new_unchecked(&shared, std::future::pending::<()>(), None) };
+            let (runnable, task) = unsafe { new_unchecked(&shared, std::future::pending::<()>(), None, 0) };
             task.detach();
             let io = Arc::new(Readiness::new(0));
             let header_ptr = runnable.ptr();

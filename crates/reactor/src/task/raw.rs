@@ -92,24 +92,26 @@ impl<F: Future, S: Schedule, P: Padding> TaskCell<F, S, P> {
     const CLASS: Option<SizeClass> = SizeClass::of::<Self>();
 }
 
-/// Gives back a block that `allocate::<_, S, P>` took for a task of the loop
-/// `scheduler`: to the loop's shared cache for a remote spawn, else to its thread's
-/// free list. A local task's block freed on another thread (its last reference was
-/// dropped there) goes to the allocator.
+/// Gives back a block that `allocate::<_, S, P>` took for a task of `scheduler`: to
+/// its shared cache for a padded (remote) spawn, else to its owner thread's free list
+/// if this is that thread; to the allocator when the scheduler keeps no such cache, or
+/// a local task's block is freed on another thread (its last reference was dropped
+/// there).
 ///
 /// # Safety
 /// As `BlockCache::put`.
 unsafe fn put_block<S: Schedule, P: Padding>(scheduler: &S, class: SizeClass, block: NonNull<u8>) {
-    if P::REMOTE {
-        // SAFETY: per the contract.
-        unsafe { scheduler.remote_blocks().put(class, block) };
-    } else if scheduler
-        .with_local(|local| {
-            // SAFETY: per the contract.
-            unsafe { S::local_blocks(local).put(class, block) }
-        })
-        .is_none()
-    {
+    // SAFETY (both closures): per the contract; the block is given to one place only.
+    let kept = if P::REMOTE {
+        scheduler
+            .remote_blocks()
+            .map(|cache| unsafe { cache.put(class, block) })
+    } else {
+        scheduler
+            .with_local(|local| S::local_blocks(local).map(|cache| unsafe { cache.put(class, block) }))
+            .flatten()
+    };
+    if kept.is_none() {
         // SAFETY: per the contract.
         unsafe { free_block(class, block) };
     }
@@ -123,6 +125,7 @@ unsafe fn put_block<S: Schedule, P: Padding>(scheduler: &S, class: SizeClass, bl
 pub(super) fn allocate<F: Future, S: Schedule, P: Padding>(
     scheduler: S,
     future: F,
+    id: u64,
     take_block: impl FnOnce(SizeClass) -> NonNull<u8>,
 ) -> NonNull<Header> {
     let block = TaskCell::<F, S, P>::CLASS.map(take_block);
@@ -131,6 +134,7 @@ pub(super) fn allocate<F: Future, S: Schedule, P: Padding>(
             prefix: Prefix {
                 header: Header {
                     state: AtomicUsize::new(INITIAL),
+                    id,
                     local: Cell::new(INITIAL_LOCAL),
                     vtable: &TaskCell::<F, S, P>::VTABLE,
                     join_waker: UnsafeCell::new(None),

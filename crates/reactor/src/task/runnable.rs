@@ -21,7 +21,7 @@ use super::waker::{from_waker_data, is_task_waker, raw_waker};
 /// the future (on the owner's thread, or on the spawning thread for a task that was
 /// never queued); dropping a remote one only releases its reference, so it may be
 /// dropped anywhere.
-pub(crate) struct Runnable<S: Schedule> {
+pub struct Runnable<S: Schedule> {
     /// The header's address, with [`REMOTE_TAG`] set for a remote runnable: one word,
     /// so a queue push is one store.
     tagged: NonNull<u8>,
@@ -77,14 +77,15 @@ impl<S: Schedule> Runnable<S> {
     /// that woke itself while being polled goes back to the run queue; one that waits
     /// for the first time joins the owner's task list.
     ///
-    /// Inlined into its one caller, the loop's panic guard, which then holds the
-    /// whole turn in one frame.
+    /// A panic of the future is caught here: it becomes the task's outcome, seen by
+    /// [`Schedule::task_panicked`] and resumed where the task is awaited. Inlined into
+    /// the loop's panic guard, which then holds the whole turn in one frame.
     ///
     /// # Safety
     /// `local` is the local half of the task's own loop (which exists only on that
     /// loop's thread): the future is polled on its owner's thread only.
     #[inline]
-    pub(crate) unsafe fn run(self, local: &S::Local) {
+    pub unsafe fn run(self, local: &S::Local) {
         let this = ManuallyDrop::new(self);
         let ptr = this.ptr();
         // SAFETY: a runnable holds or borrows a reference.
