@@ -3,19 +3,25 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex};
+use std::task::{Context, Poll};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use async_task::Runnable;
+use netloop_reactor::task::{Runnable, Schedule, TaskList, spawn_unchecked};
 
 use crate::group::ThreadConfig;
 use crate::sync::{lock, unpoison};
-use crate::task::harness::{guard_with_flag, new_abort_state};
+use crate::task::harness::identify;
 use crate::task::{Id, JoinHandle};
 
+/// A turn of a blocking task: its only one.
+type PoolRunnable = Runnable<BlockingPool>;
+
 struct State {
-    queue: VecDeque<Runnable>,
+    queue: VecDeque<PoolRunnable>,
     idle: usize,
     /// Wake-ups sent to idle threads that have not woken yet: those threads are
     /// spoken for, so a new task needs `idle > notified` to reuse one (tokio's
@@ -77,15 +83,17 @@ impl BlockingPool {
         F: FnOnce(Id) -> R + Send + 'static,
         R: Send + 'static,
     {
-        let (abort, id) = (new_abort_state(), Id::next());
-        let guarded = guard_with_flag(async move { f(id) }, abort.clone(), id);
-        let pool = self.clone();
-        let (runnable, task) = async_task::spawn(guarded, move |r| pool.schedule(r));
-        runnable.schedule();
-        JoinHandle::new_plain(task, abort, id)
+        let id = Id::next();
+        let future = identify(BlockingTask(Some(move || f(id))), id);
+        // SAFETY: the future is `Send`: it may be dropped unrun on this thread (the
+        // pool has shut down), and is otherwise polled, once, and dropped by the one
+        // pool thread that takes its runnable.
+        let (runnable, task) = unsafe { spawn_unchecked(self, future, None, id.as_u64()) };
+        self.schedule(runnable);
+        JoinHandle::new(task)
     }
 
-    fn schedule(&self, runnable: Runnable) {
+    fn schedule(&self, runnable: PoolRunnable) {
         let mut st = lock(&self.inner.state);
         if st.shutdown {
             // Dropping closes the task: its JoinHandle reports cancellation.
@@ -156,6 +164,53 @@ impl BlockingPool {
     }
 }
 
+/// A blocking task's future: it calls the closure at its first poll, and is ready.
+struct BlockingTask<F>(Option<F>);
+
+impl<F> Unpin for BlockingTask<F> {}
+
+impl<F: FnOnce() -> R, R> Future for BlockingTask<F> {
+    type Output = R;
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<R> {
+        let f = self.0.take().expect("a blocking task is polled once");
+        Poll::Ready(f())
+    }
+}
+
+// SAFETY: no thread is the owner of a pool task between turns (`with_current` gives no
+// local half), and a pool task has exactly one turn: the local runnable made at spawn,
+// handed once through the pool's queue to the thread that runs it (its future is ready
+// at its first poll, so it is never queued again). Every wake is remote, and
+// `schedule_remote` drops it, which only releases a reference: a wake cannot add a
+// turn (an abort before the turn is seen by the turn itself).
+unsafe impl Schedule for BlockingPool {
+    type Local = TaskList;
+
+    fn with_current<R>(f: impl FnOnce(Option<&TaskList>) -> R) -> R {
+        f(None)
+    }
+
+    fn is_local(&self, _: &TaskList) -> bool {
+        false
+    }
+
+    /// Never called: only a wake on the owner's thread queues a task locally, and no
+    /// thread is a pool task's owner for wakes. A runnable that came here anyway is
+    /// dropped, which cancels its task on this thread.
+    fn schedule_local(_: &TaskList, runnable: PoolRunnable) {
+        drop(runnable);
+    }
+
+    fn schedule_remote(&self, runnable: PoolRunnable) {
+        drop(runnable);
+    }
+
+    fn task_list(local: &TaskList) -> &TaskList {
+        local
+    }
+}
+
 /// Work a blocking task left to run after its run is over.
 type AfterRun = Vec<Box<dyn FnOnce()>>;
 
@@ -181,11 +236,16 @@ pub(crate) fn after_this_task(f: impl FnOnce() + 'static) {
 
 fn work(inner: &Inner) {
     AFTER_RUN.set(Some(Vec::new()));
+    // What `Runnable::run` needs of its executor's local half; a blocking task never
+    // waits, so it stays empty.
+    let local = TaskList::default();
     let mut st = lock(&inner.state);
     loop {
         if let Some(r) = st.queue.pop_front() {
             drop(st);
-            r.run();
+            // SAFETY: the task's one turn, handed to this thread alone through the
+            // queue's lock; `local` is this thread's own (see `Schedule` above).
+            unsafe { r.run(&local) };
             let after = AFTER_RUN.with(|after| after.borrow_mut().as_mut().map(std::mem::take).unwrap_or_default());
             for f in after {
                 f();

@@ -33,6 +33,11 @@ impl Id {
         self.0
     }
 
+    /// The id a task's header holds (every task of this crate is spawned with one).
+    pub(crate) fn from_u64(id: u64) -> Id {
+        Id(id)
+    }
+
     pub(crate) fn next() -> Id {
         static NEXT_BLOCK: AtomicU64 = AtomicU64::new(1);
         thread_local! {

@@ -3,14 +3,12 @@
 
 use std::fmt;
 use std::future::Future;
+use std::mem::ManuallyDrop;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::Ordering::Acquire;
 use std::task::{Context, Poll};
 
-use super::harness::{AbortState, WithId};
+use super::harness::WithId;
 use super::{Id, JoinError};
-use crate::sync::lock;
 
 /// An owned permission to join a task: awaiting it gives the task's output
 /// (tokio's `JoinHandle`).
@@ -34,115 +32,49 @@ use crate::sync::lock;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct JoinHandle<T> {
-    /// `None` for a task that was rejected (its runtime shut down): it never ran.
-    task: Option<Inner<T>>,
-    id: Id,
-}
-
-/// The task behind a handle: a loop task (abort lives in its header, a panic comes
-/// back as a payload), or an async-task task of the blocking pool or a `LocalSet`,
-/// whose `Guarded` future reports both itself.
-enum Inner<T> {
-    Loop(netloop_reactor::FallibleTask<WithId<T>>),
-    Plain(async_task::FallibleTask<Result<T, JoinError>>, Arc<AbortState>),
-}
-
-impl<T> Inner<T> {
-    fn is_finished(&self) -> bool {
-        match self {
-            Inner::Loop(t) => t.is_finished(),
-            Inner::Plain(t, _) => t.is_finished(),
-        }
-    }
-
-    /// The task's result; `None` when its future was dropped unfinished.
-    fn poll(&mut self, cx: &mut Context<'_>, id: Id) -> Poll<Option<Result<T, JoinError>>> {
-        match self {
-            Inner::Loop(t) => t.poll_outcome(cx).map(|outcome| {
-                outcome.map(|outcome| {
-                    outcome
-                        .map(WithId::into_inner)
-                        .map_err(|payload| JoinError::panic(id, payload))
-                })
-            }),
-            Inner::Plain(t, abort) => Pin::new(t).poll(cx).map(|outcome| {
-                // Dropped unfinished: a panic in the destructor is the outcome.
-                outcome.or_else(|| {
-                    let payload = lock(&abort.drop_panic).take();
-                    payload.map(|payload| Err(JoinError::panic(id, payload)))
-                })
-            }),
-        }
-    }
-
-    fn detach(self) {
-        match self {
-            Inner::Loop(t) => t.detach(),
-            Inner::Plain(t, _) => t.detach(),
-        }
-    }
-
-    fn abort(&self) {
-        match self {
-            Inner::Loop(t) => t.abort(),
-            Inner::Plain(_, flag) => flag.abort(),
-        }
-    }
-
-    fn abort_handle(&self) -> AbortInner {
-        match self {
-            Inner::Loop(t) => AbortInner::Loop(t.abort_handle()),
-            Inner::Plain(_, flag) => AbortInner::Flag(flag.clone()),
-        }
-    }
+    /// The reactor's task, of a loop, the blocking pool or a `LocalSet` (each is an
+    /// executor of the task layer); it keeps the id, the abort request and a panic.
+    /// Never cancels on drop: dropping a `JoinHandle` detaches.
+    task: ManuallyDrop<netloop_reactor::FallibleTask<WithId<T>>>,
 }
 
 impl<T> JoinHandle<T> {
-    /// A handle for a task spawned on an event loop.
-    pub(crate) fn new(task: netloop_reactor::Task<WithId<T>>, id: Id) -> Self {
+    /// A handle for a task spawned with its id.
+    pub(crate) fn new(task: netloop_reactor::Task<WithId<T>>) -> Self {
         JoinHandle {
-            task: Some(Inner::Loop(task.fallible())),
-            id,
+            task: ManuallyDrop::new(task.fallible()),
         }
-    }
-
-    /// A handle for a task of the blocking pool or a `LocalSet`.
-    pub(crate) fn new_plain(task: async_task::Task<Result<T, JoinError>>, abort: Arc<AbortState>, id: Id) -> Self {
-        JoinHandle {
-            task: Some(Inner::Plain(task.fallible(), abort)),
-            id,
-        }
-    }
-
-    /// A handle whose task never ran (it was rejected): it resolves as cancelled.
-    pub(crate) fn rejected(id: Id) -> Self {
-        JoinHandle { task: None, id }
     }
 
     /// Cancels the task. A task that has not finished is dropped at its next turn on
-    /// its loop (or before its first poll), never mid-poll.
+    /// its loop (or before its first poll), never mid-poll. A blocking task that has
+    /// started runs to the end.
     pub fn abort(&self) {
-        if let Some(task) = &self.task {
-            task.abort();
-        }
+        self.task.abort();
     }
 
     /// True once the task has finished (completed, panicked or been cancelled).
     pub fn is_finished(&self) -> bool {
-        self.task.as_ref().is_none_or(Inner::is_finished)
+        self.task.is_finished()
     }
 
     /// A handle that can abort the task without owning the output.
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle {
-            inner: self.task.as_ref().map_or(AbortInner::Rejected, Inner::abort_handle),
-            id: self.id,
+            inner: self.task.abort_handle(),
         }
     }
 
     /// The task's id.
     pub fn id(&self) -> Id {
-        self.id
+        Id::from_u64(self.task.id())
+    }
+}
+
+impl<T: 'static> JoinHandle<T> {
+    /// A handle whose task never ran (it was rejected): it resolves as cancelled.
+    pub(crate) fn rejected(id: Id) -> Self {
+        JoinHandle::new(netloop_reactor::task::cancelled(id.as_u64()))
     }
 }
 
@@ -152,31 +84,27 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let id = self.id;
-        let Some(task) = self.task.as_mut() else {
-            return Poll::Ready(Err(JoinError::cancelled(id)));
-        };
-        match task.poll(cx, id) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Some(out)) => Poll::Ready(out),
-            // The runnable was dropped unrun: the loop shut down.
-            Poll::Ready(None) => Poll::Ready(Err(JoinError::cancelled(id))),
-        }
+        let id = self.id();
+        self.task.poll_outcome(cx).map(|outcome| match outcome {
+            Some(Ok(output)) => Ok(output.into_inner()),
+            Some(Err(payload)) => Err(JoinError::panic(id, payload)),
+            // Dropped before it finished: aborted, or its executor shut down.
+            None => Err(JoinError::cancelled(id)),
+        })
     }
 }
 
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
-        if let Some(task) = self.task.take() {
-            task.detach();
-        }
+        // SAFETY: the task is taken once, here, and the field is not used after.
+        unsafe { ManuallyDrop::take(&mut self.task) }.detach();
     }
 }
 
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JoinHandle")
-            .field("id", &self.id)
+            .field("id", &self.id())
             .field("finished", &self.is_finished())
             .finish()
     }
@@ -204,55 +132,34 @@ impl<T> fmt::Debug for JoinHandle<T> {
 /// ```
 #[derive(Clone)]
 pub struct AbortHandle {
-    inner: AbortInner,
-    id: Id,
-}
-
-#[derive(Clone)]
-enum AbortInner {
-    Loop(netloop_reactor::AbortHandle),
-    Flag(Arc<AbortState>),
-    /// The task was rejected at spawn: finished, never aborted.
-    Rejected,
+    inner: netloop_reactor::AbortHandle,
 }
 
 impl AbortHandle {
     /// Cancels the task; see [`JoinHandle::abort`].
     pub fn abort(&self) {
-        match &self.inner {
-            AbortInner::Loop(h) => h.abort(),
-            AbortInner::Flag(flag) => flag.abort(),
-            AbortInner::Rejected => {}
-        }
+        self.inner.abort();
     }
 
     /// True once `abort` was called on this task (by any handle).
     pub fn is_aborted(&self) -> bool {
-        match &self.inner {
-            AbortInner::Loop(h) => h.is_aborted(),
-            AbortInner::Flag(flag) => flag.aborted.load(Acquire),
-            AbortInner::Rejected => false,
-        }
+        self.inner.is_aborted()
     }
 
     /// True once the task has finished (completed, panicked or been cancelled).
     pub fn is_finished(&self) -> bool {
-        match &self.inner {
-            AbortInner::Loop(h) => h.is_finished(),
-            AbortInner::Flag(flag) => flag.finished.load(Acquire),
-            AbortInner::Rejected => true,
-        }
+        self.inner.is_finished()
     }
 
     /// The task's id.
     pub fn id(&self) -> Id {
-        self.id
+        Id::from_u64(self.inner.id())
     }
 }
 
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AbortHandle").field("id", &self.id).finish()
+        f.debug_struct("AbortHandle").field("id", &self.id()).finish()
     }
 }
 

@@ -14,11 +14,10 @@ use std::pin::Pin;
 use std::rc::{Rc, Weak};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
-use std::thread::{self, ThreadId};
 
-use async_task::Runnable;
+use netloop_reactor::task::{LocalBlocks, Runnable, Schedule, TaskList, spawn_unchecked};
 
-use super::harness::{guard_with_flag, new_abort_state};
+use super::harness::identify;
 use super::{Id, JoinHandle};
 use crate::runtime::Runtime;
 use crate::sync::lock;
@@ -26,66 +25,113 @@ use crate::sync::lock;
 /// Tasks polled per turn of the set before it yields to its caller.
 const MAX_TASKS_PER_TURN: usize = 128;
 
-/// The part of a set that wakes can reach from any thread.
-struct Queue {
-    runnables: Mutex<VecDeque<Runnable>>,
-    waker: Mutex<Option<Waker>>,
-    owner: ThreadId,
-    dropped: std::sync::atomic::AtomicBool,
+/// A turn of one of a set's tasks.
+type SetRunnable = Runnable<SetHandle>;
+
+/// The part of a set that wakes reach from any thread; every task of the set holds
+/// one (it is the set's [`Schedule`] value).
+#[derive(Clone)]
+struct SetHandle(Arc<Remote>);
+
+struct Remote {
+    /// Wakes from other threads, for the set's thread to run; `None` once the set is
+    /// dropped (a wake then only releases its reference).
+    queue: Mutex<Option<VecDeque<SetRunnable>>>,
+    /// Whoever drives the set: woken when a task of the set is.
+    driver: Mutex<Option<Waker>>,
 }
 
-impl Queue {
-    fn schedule(&self, runnable: Runnable) {
-        if self.dropped.load(std::sync::atomic::Ordering::Acquire) {
-            if thread::current().id() == self.owner {
-                drop(runnable);
-            } else {
-                // A !Send task may only be dropped on its own thread; the set is gone,
-                // so the task can never run again. Leaking is the safe choice.
-                std::mem::forget(runnable);
-            }
-            return;
-        }
-        lock(&self.runnables).push_back(runnable);
-        if let Some(w) = lock(&self.waker).take() {
-            w.wake();
+impl SetHandle {
+    fn wake_driver(&self) {
+        if let Some(waker) = lock(&self.0.driver).take() {
+            waker.wake();
         }
     }
 }
 
-struct Shared {
-    queue: Arc<Queue>,
-    members: Rc<Members>,
+/// The set's own half: on its thread only.
+struct SetLocal {
+    handle: SetHandle,
+    /// Tasks to poll, in wake order.
+    queue: RefCell<VecDeque<SetRunnable>>,
+    /// Tasks that wait; the set's drop closes them.
+    tasks: TaskList,
+    blocks: LocalBlocks,
+    /// Tasks alive in the set (polled or not): awaiting the set waits for none.
+    live: Rc<Cell<usize>>,
+    /// The set is being polled: whatever is queued now is run before the poll ends.
+    driving: Cell<bool>,
+    /// The set was dropped: a task woken on its thread is closed at once.
+    dropped: Cell<bool>,
 }
 
-/// The set's tasks: how many are alive, and the waker of each that has been polled,
-/// so dropping the set can close them all on this thread.
-#[derive(Default)]
-struct Members {
-    live: Cell<usize>,
-    wakers: RefCell<Option<slab::Slab<Waker>>>,
+// SAFETY: a set's local half lives in an `Rc` on the thread that made the set (a
+// `LocalSet` is `!Send`), and `with_current` gives it only there, as the set entered
+// on this thread; `is_local` compares the set's identity. Only the set's own turns
+// (`tick`, on that thread) run its runnables; local runnables are queued and dropped
+// there, and the set's drop closes every task there. Remote runnables cross through
+// the `Remote` queue's lock, and after the drop are only released.
+unsafe impl Schedule for SetHandle {
+    type Local = SetLocal;
+
+    fn with_current<R>(f: impl FnOnce(Option<&SetLocal>) -> R) -> R {
+        // Cloned out of the cell: `f` may enter or leave a set.
+        let current = CURRENT.try_with(|c| c.borrow().clone()).ok().flatten();
+        f(current.as_deref())
+    }
+
+    fn is_local(&self, local: &SetLocal) -> bool {
+        Arc::ptr_eq(&self.0, &local.handle.0)
+    }
+
+    fn schedule_local(local: &SetLocal, runnable: SetRunnable) {
+        if local.dropped.get() {
+            // On the set's thread, which may drop its tasks' futures.
+            drop(runnable);
+            return;
+        }
+        local.queue.borrow_mut().push_back(runnable);
+        if !local.driving.get() {
+            local.handle.wake_driver();
+        }
+    }
+
+    fn schedule_remote(&self, runnable: SetRunnable) {
+        let mut queue = lock(&self.0.queue);
+        match queue.as_mut() {
+            Some(queue) => queue.push_back(runnable),
+            // The set is gone: a remote runnable only holds a reference.
+            None => {
+                drop(queue);
+                drop(runnable);
+                return;
+            }
+        }
+        drop(queue);
+        self.wake_driver();
+    }
+
+    fn local_blocks(local: &SetLocal) -> Option<&LocalBlocks> {
+        Some(&local.blocks)
+    }
+
+    fn task_list(local: &SetLocal) -> &TaskList {
+        &local.tasks
+    }
 }
 
 pin_project_lite::pin_project! {
-    /// A task of the set: registers its waker at the first poll, leaves on drop.
+    /// A task of the set, counted among its live tasks until its future is dropped.
     struct Member<F> {
         #[pin]
         future: F,
-        members: Rc<Members>,
-        key: Option<usize>,
+        live: Rc<Cell<usize>>,
     }
 
     impl<F> PinnedDrop for Member<F> {
         fn drop(this: Pin<&mut Self>) {
-            let this = this.project();
-            this.members.live.set(this.members.live.get() - 1);
-            if let Some(key) = *this.key
-                && let Ok(mut wakers) = this.members.wakers.try_borrow_mut()
-                && let Some(slab) = wakers.as_mut()
-                && slab.contains(key)
-            {
-                slab.remove(key);
-            }
+            let live = this.project().live;
+            live.set(live.get() - 1);
         }
     }
 }
@@ -94,18 +140,12 @@ impl<F: Future> Future for Member<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.project();
-        if this.key.is_none()
-            && let Some(slab) = this.members.wakers.borrow_mut().as_mut()
-        {
-            *this.key = Some(slab.insert(cx.waker().clone()));
-        }
-        this.future.poll(cx)
+        self.project().future.poll(cx)
     }
 }
 
 thread_local! {
-    static CURRENT: RefCell<Option<Rc<Shared>>> = const { RefCell::new(None) };
+    static CURRENT: RefCell<Option<Rc<SetLocal>>> = const { RefCell::new(None) };
 }
 
 /// The context of a [`LocalSet`], entered by [`LocalSet::enter`]; dropping it restores
@@ -123,7 +163,7 @@ thread_local! {
 /// assert_eq!(local.block_on(&rt, handle).unwrap(), "queued in the set");
 /// # Ok::<(), std::io::Error>(())
 /// ```
-pub struct LocalEnterGuard(Option<Rc<Shared>>);
+pub struct LocalEnterGuard(Option<Rc<SetLocal>>);
 
 impl Drop for LocalEnterGuard {
     fn drop(&mut self) {
@@ -168,13 +208,13 @@ impl fmt::Debug for LocalEnterGuard {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct LocalSet {
-    shared: Rc<Shared>,
+    local: Rc<SetLocal>,
 }
 
 impl fmt::Debug for LocalSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LocalSet")
-            .field("live_tasks", &self.shared.members.live.get())
+            .field("live_tasks", &self.local.live.get())
             .finish()
     }
 }
@@ -185,30 +225,31 @@ impl Default for LocalSet {
     }
 }
 
-fn spawn_into<F>(shared: &Rc<Shared>, future: F, id: Id) -> JoinHandle<F::Output>
+/// Spawns into the set whose local half is `local`, on its thread.
+fn spawn_into<F>(local: &SetLocal, future: F, id: Id) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
-    shared.members.live.set(shared.members.live.get() + 1);
+    local.live.set(local.live.get() + 1);
     let member = Member {
-        future,
-        members: shared.members.clone(),
-        key: None,
+        future: identify(future, id),
+        live: local.live.clone(),
     };
-    let abort = new_abort_state();
-    let guarded = guard_with_flag(member, abort.clone(), id);
-    let queue = shared.queue.clone();
-    let (runnable, task) = async_task::spawn_local(guarded, move |r| queue.schedule(r));
-    runnable.schedule();
-    JoinHandle::new_plain(task, abort, id)
+    // SAFETY: this is the set's thread (its local half exists only here), where the
+    // runnable is queued: the future is polled by the set's turns and dropped by them
+    // or by the set's drop, all on this thread. A `!Send` output makes the handle
+    // `!Send`.
+    let (runnable, task) = unsafe { spawn_unchecked(&local.handle, member, Some(local), id.as_u64()) };
+    SetHandle::schedule_local(local, runnable);
+    JoinHandle::new(task)
 }
 
 thread_local! {
     /// The sets of the `LocalRuntime`s created on this thread, by runtime id: where
     /// `spawn_local` puts a task when it runs inside such a runtime's context (after
     /// `enter`) but outside its `block_on`.
-    static RUNTIME_SETS: RefCell<Vec<(crate::runtime::Id, Weak<Shared>)>> = const { RefCell::new(Vec::new()) };
+    static RUNTIME_SETS: RefCell<Vec<(crate::runtime::Id, Weak<SetLocal>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Records `set` as the set of the local runtime `runtime` (on its thread).
@@ -216,7 +257,7 @@ pub(crate) fn register_runtime_set(runtime: crate::runtime::Id, set: &LocalSet) 
     RUNTIME_SETS.with(|sets| {
         let mut sets = sets.borrow_mut();
         sets.retain(|(_, s)| s.strong_count() > 0);
-        sets.push((runtime, Rc::downgrade(&set.shared)));
+        sets.push((runtime, Rc::downgrade(&set.local)));
     });
 }
 
@@ -231,7 +272,7 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let shared = RUNTIME_SETS
+    let set = RUNTIME_SETS
         .try_with(|sets| {
             sets.borrow()
                 .iter()
@@ -240,8 +281,8 @@ where
         })
         .ok()
         .flatten();
-    match shared {
-        Some(shared) => Ok(spawn_into(&shared, future, id)),
+    match set {
+        Some(set) => Ok(spawn_into(&set, future, id)),
         None => Err(future),
     }
 }
@@ -259,7 +300,7 @@ where
     F::Output: 'static,
 {
     match CURRENT.with(|c| c.borrow().clone()) {
-        Some(shared) => Ok(spawn_into(&shared, future, id)),
+        Some(set) => Ok(spawn_into(&set, future, id)),
         None => Err(future),
     }
 }
@@ -268,17 +309,17 @@ impl LocalSet {
     /// An empty set, owned by this thread.
     pub fn new() -> LocalSet {
         LocalSet {
-            shared: Rc::new(Shared {
-                queue: Arc::new(Queue {
-                    runnables: Mutex::new(VecDeque::new()),
-                    waker: Mutex::new(None),
-                    owner: thread::current().id(),
-                    dropped: std::sync::atomic::AtomicBool::new(false),
-                }),
-                members: Rc::new(Members {
-                    live: Cell::new(0),
-                    wakers: RefCell::new(Some(slab::Slab::new())),
-                }),
+            local: Rc::new(SetLocal {
+                handle: SetHandle(Arc::new(Remote {
+                    queue: Mutex::new(Some(VecDeque::new())),
+                    driver: Mutex::new(None),
+                })),
+                queue: RefCell::new(VecDeque::new()),
+                tasks: TaskList::default(),
+                blocks: LocalBlocks::default(),
+                live: Rc::new(Cell::new(0)),
+                driving: Cell::new(false),
+                dropped: Cell::new(false),
             }),
         }
     }
@@ -289,7 +330,7 @@ impl LocalSet {
         F: Future + 'static,
         F::Output: 'static,
     {
-        spawn_into(&self.shared, future, Id::next())
+        spawn_into(&self.local, future, Id::next())
     }
 
     /// `spawn_local` for a future that needs its own task id.
@@ -300,7 +341,7 @@ impl LocalSet {
         F::Output: 'static,
     {
         let id = Id::next();
-        spawn_into(&self.shared, make(id), id)
+        spawn_into(&self.local, make(id), id)
     }
 
     /// Drives the set while `future` runs, and returns its output. Inside, off an
@@ -308,12 +349,13 @@ impl LocalSet {
     pub async fn run_until<F: Future>(&self, future: F) -> F::Output {
         let mut future = std::pin::pin!(future);
         std::future::poll_fn(|cx| {
-            let _enter = self.enter();
-            if let Poll::Ready(out) = future.as_mut().poll(cx) {
-                return Poll::Ready(out);
-            }
-            self.tick(cx);
-            Poll::Pending
+            self.drive(|| {
+                if let Poll::Ready(out) = future.as_mut().poll(cx) {
+                    return Poll::Ready(out);
+                }
+                self.tick(cx);
+                Poll::Pending
+            })
         })
         .await
     }
@@ -327,23 +369,52 @@ impl LocalSet {
     /// Enters the set's context on this thread until the guard drops: off a loop,
     /// `task::spawn_local` adds to this set meanwhile (tokio's `LocalSet::enter`).
     pub fn enter(&self) -> LocalEnterGuard {
-        LocalEnterGuard(CURRENT.with(|c| c.replace(Some(self.shared.clone()))))
+        LocalEnterGuard(CURRENT.with(|c| c.replace(Some(self.local.clone()))))
     }
 
     /// Runs queued tasks; keeps `cx` registered for more.
     fn tick(&self, cx: &mut Context<'_>) {
-        *lock(&self.shared.queue.waker) = Some(cx.waker().clone());
+        let local = &*self.local;
+        {
+            let mut driver = lock(&local.handle.0.driver);
+            if !driver.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *driver = Some(cx.waker().clone());
+            }
+        }
+        // Wakes from other threads join the back of the queue.
+        if let Some(remote) = lock(&local.handle.0.queue).as_mut()
+            && !remote.is_empty()
+        {
+            local.queue.borrow_mut().append(remote);
+        }
         for _ in 0..MAX_TASKS_PER_TURN {
-            let next = lock(&self.shared.queue.runnables).pop_front();
+            let next = local.queue.borrow_mut().pop_front();
             match next {
-                Some(r) => {
-                    r.run();
-                }
+                // SAFETY: `local` is this set's local half, and this is its thread.
+                Some(runnable) => unsafe { runnable.run(local) },
                 None => return,
             }
         }
         // More work left: come back after letting others run.
         cx.waker().wake_by_ref();
+    }
+
+    /// Polls `f` as the set's own turn: the set entered, and wakes of its tasks on this
+    /// thread queued without waking the driver (the turn runs them).
+    fn drive<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _enter = self.enter();
+        let was = self.local.driving.replace(true);
+        let _restore = RestoreDriving(&self.local.driving, was);
+        f()
+    }
+}
+
+/// Puts back the set's `driving` flag, also when a poll unwinds.
+struct RestoreDriving<'a>(&'a Cell<bool>, bool);
+
+impl Drop for RestoreDriving<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.1);
     }
 }
 
@@ -352,36 +423,43 @@ impl Future for LocalSet {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let _enter = self.enter();
-        self.tick(cx);
-        if self.shared.members.live.get() == 0 {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
+        self.drive(|| {
+            self.tick(cx);
+            if self.local.live.get() == 0 {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
     }
 }
 
 impl Drop for LocalSet {
     fn drop(&mut self) {
         // Entered if this thread's context still exists: a `LocalSet` kept in a
-        // thread-local may be dropped after it, as the thread exits.
-        let _enter = CURRENT
-            .try_with(|c| c.replace(Some(self.shared.clone())))
-            .ok()
-            .map(LocalEnterGuard);
-        self.shared
-            .queue
-            .dropped
-            .store(true, std::sync::atomic::Ordering::Release);
-        // Close every queued task here, on the owning thread...
-        let queued = std::mem::take(&mut *lock(&self.shared.queue.runnables));
-        drop(queued);
-        // ...and every waiting one: with `dropped` set, a wake on this thread drops the
-        // task's runnable at once, which drops its future and resolves its handle.
-        let waiting = self.shared.members.wakers.borrow_mut().take();
-        for (_, waker) in waiting.into_iter().flatten() {
-            waker.wake();
+        // thread-local may be dropped after it, as the thread exits; its tasks are then
+        // leaked (never dropped on another thread).
+        let Ok(_enter) = CURRENT.try_with(|c| LocalEnterGuard(c.replace(Some(self.local.clone())))) else {
+            // Without the context, a closing task could not find the set to leave its
+            // list: leak the queued ones too.
+            std::mem::forget(std::mem::take(&mut *self.local.queue.borrow_mut()));
+            return;
+        };
+        let local = &*self.local;
+        local.dropped.set(true);
+        // Wakes from other threads are released from now on.
+        let remote = lock(&local.handle.0.queue).take();
+        drop(remote);
+        // Close every queued task here, on the set's thread, then every waiting one:
+        // with `dropped` set, a wake on this thread closes its task at once.
+        loop {
+            let queued = local.queue.borrow_mut().pop_front();
+            match queued {
+                Some(runnable) => drop(runnable),
+                None => break,
+            }
         }
+        // SAFETY: the set's thread, and nothing of the set is polled meanwhile.
+        unsafe { local.tasks.wake_all() };
     }
 }

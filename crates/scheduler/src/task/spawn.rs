@@ -23,14 +23,14 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    joined(event_loop.spawn(identify(future, id)), id)
+    joined(event_loop.spawn_with_id(id.as_u64(), identify(future, id)), id)
 }
 
 /// The handle of a spawn onto a loop: one that the loop rejected (it has shut down)
 /// resolves as cancelled.
-fn joined<T, E>(spawned: Result<netloop_reactor::Task<WithId<T>>, E>, id: Id) -> JoinHandle<T> {
+fn joined<T: 'static, E>(spawned: Result<netloop_reactor::Task<WithId<T>>, E>, id: Id) -> JoinHandle<T> {
     match spawned {
-        Ok(task) => JoinHandle::new(task, id),
+        Ok(task) => JoinHandle::new(task),
         Err(_) => JoinHandle::rejected(id),
     }
 }
@@ -114,8 +114,8 @@ where
         Err(future) => future,
     };
     if let Some(current) = EventLoopHandle::current() {
-        return match current.spawn_local(identify(future, id)) {
-            Ok(task) => JoinHandle::new(task, id),
+        return match current.spawn_local_with_id(id.as_u64(), identify(future, id)) {
+            Ok(task) => JoinHandle::new(task),
             Err(SpawnLocalError::Shutdown) => JoinHandle::rejected(id),
             Err(e) => panic!("{e}"),
         };
@@ -199,7 +199,10 @@ where
     Fut::Output: Send + 'static,
 {
     let id = Id::next();
-    joined(event_loop.spawn_pinned(move || identify(make(), id)), id)
+    joined(
+        event_loop.spawn_pinned_with_id(id.as_u64(), move || identify(make(), id)),
+        id,
+    )
 }
 
 /// Yields to the loop once: the task goes to the back of its loop's run queue, so
