@@ -195,11 +195,10 @@ unsafe impl Schedule for BlockingPool {
         false
     }
 
-    /// Never called: only a wake on the owner's thread queues a task locally, and no
-    /// thread is a pool task's owner for wakes. A runnable that came here anyway is
-    /// dropped, which cancels its task on this thread.
-    fn schedule_local(_: &TaskList, runnable: PoolRunnable) {
-        drop(runnable);
+    /// Never called: only a wake on the owner's thread, or a poll that returned
+    /// `Pending`, queues a task locally, and neither happens to a pool task.
+    fn schedule_local(_: &TaskList, _: PoolRunnable) {
+        unreachable!("a blocking task is never queued on its own thread");
     }
 
     fn schedule_remote(&self, runnable: PoolRunnable) {
@@ -250,6 +249,7 @@ fn work(inner: &Inner) {
             for f in after {
                 f();
             }
+            debug_assert!(local.is_empty(), "a blocking task waited");
             st = lock(&inner.state);
             continue;
         }

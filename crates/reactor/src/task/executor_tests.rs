@@ -179,3 +179,20 @@ fn a_cancelled_handle_is_finished_with_its_id() {
     let out = task.poll_outcome(&mut std::task::Context::from_waker(Waker::noop()));
     assert!(matches!(out, Poll::Ready(None)));
 }
+
+#[test]
+fn cancelling_the_list_closes_waiting_tasks_whatever_the_thread_reports() {
+    let local = executor();
+    let waiting: Vec<_> = (0..3).map(|_| spawn_waiting(&local)).collect();
+    turn(&local);
+    // The thread no longer reports the executor: closing must not need it to.
+    CURRENT.with(|c| c.borrow_mut().take());
+    // SAFETY: the executor's thread and local half, nothing polled meanwhile.
+    unsafe { local.tasks.cancel_all::<Manual>(&local) };
+    assert!(local.tasks.is_empty());
+    for (mut task, dropped) in waiting {
+        assert!(dropped.get());
+        let out = task.poll_outcome(&mut std::task::Context::from_waker(Waker::noop()));
+        assert!(matches!(out, Poll::Ready(None)));
+    }
+}

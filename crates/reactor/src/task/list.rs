@@ -13,6 +13,7 @@ use std::ptr::NonNull;
 
 use super::header::{Header, header};
 use super::state;
+use super::{Runnable, Schedule};
 
 /// The owner's list of its waiting tasks, doubly linked through their headers; owner
 /// thread only. An executor keeps one in its local half (see
@@ -76,6 +77,33 @@ impl TaskList {
             unsafe { header(next) }.prev.set(prev);
         }
         self.len.set(self.len.get() - 1);
+    }
+
+    /// Closes every listed task, one at a time, until the list is empty: each leaves
+    /// the list, and one that is idle has its future dropped here. A queued one is
+    /// closed by its runnable (the caller cancels those with [`Runnable::cancel`]), one
+    /// being polled at the end of its poll (its executor then cancels the runnable it
+    /// is given).
+    ///
+    /// Unlike [`wake_all`](Self::wake_all) this does not go through the wake path, so
+    /// it does not depend on what the current thread reports as its executor while the
+    /// closing futures' destructors run.
+    ///
+    /// # Safety
+    /// On the owner's thread, with `local` the owner's local half, whose list this is.
+    pub unsafe fn cancel_all<S: Schedule>(&self, local: &S::Local) {
+        while let Some(ptr) = self.head.get() {
+            // SAFETY: the task is in this list.
+            unsafe { self.remove(ptr) };
+            // SAFETY: a listed task is alive until its future is dropped.
+            let h = unsafe { header(ptr) };
+            state::set_unlisted(h);
+            if state::wake_local(h) {
+                // SAFETY: `wake_local` just set QUEUED for this runnable; `local` is the
+                // owner's.
+                unsafe { Runnable::<S>::from_scheduled(ptr).cancel(local) };
+            }
+        }
     }
 
     /// Wakes every listed task, one at a time, until the list is empty. Each leaves the

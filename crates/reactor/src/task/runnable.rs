@@ -125,6 +125,31 @@ impl<S: Schedule> Runnable<S> {
     }
 }
 
+impl<S: Schedule> Runnable<S> {
+    /// Drops this turn unrun, naming the owner's local half: a local runnable's task is
+    /// closed (its future dropped here), a remote one only gives back its reference.
+    ///
+    /// Dropping a runnable closes its task too, but finds the owner's list through
+    /// [`Schedule::with_local`], that is, through whatever the current thread reports at
+    /// that moment. An executor closing its tasks while user code runs (a closing
+    /// future's destructor may enter or leave something) uses this instead, so that
+    /// each task leaves the list it is in.
+    ///
+    /// # Safety
+    /// As [`run`](Self::run): `local` is the local half of the task's own executor.
+    pub unsafe fn cancel(self, local: &S::Local) {
+        let this = ManuallyDrop::new(self);
+        if this.is_remote() {
+            // SAFETY: the remote reference is released.
+            unsafe { ref_dec(this.ptr()) };
+        } else {
+            // SAFETY: a local runnable's task is not GONE; `local` is its owner's
+            // (so this is the owner's thread).
+            unsafe { close::<S>(this.ptr(), Some(local)) };
+        }
+    }
+}
+
 impl<S: Schedule> Drop for Runnable<S> {
     fn drop(&mut self) {
         if self.is_remote() {

@@ -76,11 +76,19 @@ pub(super) fn wake_local(h: &Header) -> bool {
 
 /// The start of a remote runnable's turn: later wakes from other threads need a
 /// runnable of their own again. True if the turn goes on (the task is idle); false if
-/// it is queued already (that turn will see this wake), being polled, or done.
+/// it is queued already (that turn will see this wake), done, or being polled: an
+/// executor that can be driven from inside one of its own tasks (a `LocalSet`) may run
+/// this turn during that task's poll, which then puts the task back, as for a wake on
+/// its own thread.
 #[inline]
 pub(super) fn begin_remote_turn(h: &Header) -> bool {
     h.state.fetch_and(!NOTIFIED, AcqRel);
-    h.local.get() & (QUEUED | POLLING | GONE) == 0
+    let local = h.local.get();
+    if local & POLLING != 0 && local & GONE == 0 {
+        h.local.set(local | QUEUED);
+        return false;
+    }
+    local & (QUEUED | POLLING | GONE) == 0
 }
 
 /// True if the task was asked to stop (its handle dropped or aborted).

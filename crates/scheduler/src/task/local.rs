@@ -43,7 +43,10 @@ struct Remote {
 
 impl SetHandle {
     fn wake_driver(&self) {
-        if let Some(waker) = lock(&self.0.driver).take() {
+        // Taken out first: the lock is not held while the waker runs (it may wake a task
+        // of this set, whose wake comes back here).
+        let driver = lock(&self.0.driver).take();
+        if let Some(waker) = driver {
             waker.wake();
         }
     }
@@ -86,8 +89,9 @@ unsafe impl Schedule for SetHandle {
 
     fn schedule_local(local: &SetLocal, runnable: SetRunnable) {
         if local.dropped.get() {
-            // On the set's thread, which may drop its tasks' futures.
-            drop(runnable);
+            // SAFETY: `local` is the set's local half, on its thread, which may drop its
+            // tasks' futures.
+            unsafe { runnable.cancel(local) };
             return;
         }
         local.queue.borrow_mut().push_back(runnable);
@@ -168,7 +172,10 @@ pub struct LocalEnterGuard(Option<Rc<SetLocal>>);
 impl Drop for LocalEnterGuard {
     fn drop(&mut self) {
         let prev = self.0.take();
-        let _ = CURRENT.try_with(|c| *c.borrow_mut() = prev);
+        // The set this guard displaces is dropped after the cell is released: it may be
+        // the last reference to a set, whose drop runs its tasks' destructors.
+        let displaced = CURRENT.try_with(|c| c.replace(prev));
+        drop(displaced);
     }
 }
 
@@ -436,30 +443,34 @@ impl Future for LocalSet {
 
 impl Drop for LocalSet {
     fn drop(&mut self) {
-        // Entered if this thread's context still exists: a `LocalSet` kept in a
-        // thread-local may be dropped after it, as the thread exits; its tasks are then
-        // leaked (never dropped on another thread).
-        let Ok(_enter) = CURRENT.try_with(|c| LocalEnterGuard(c.replace(Some(self.local.clone())))) else {
-            // Without the context, a closing task could not find the set to leave its
-            // list: leak the queued ones too.
-            std::mem::forget(std::mem::take(&mut *self.local.queue.borrow_mut()));
-            return;
-        };
+        // Entered (if this thread's context still exists: a `LocalSet` kept in a
+        // thread-local may be dropped after it, as the thread exits), so that a closing
+        // task's destructor that spawns or wakes finds this set.
+        let _enter = CURRENT
+            .try_with(|c| c.replace(Some(self.local.clone())))
+            .ok()
+            .map(LocalEnterGuard);
         let local = &*self.local;
         local.dropped.set(true);
-        // Wakes from other threads are released from now on.
+        // Wakes from other threads are released from now on, and the driver is let go
+        // (its waker may be a task's, which holds this set).
         let remote = lock(&local.handle.0.queue).take();
         drop(remote);
-        // Close every queued task here, on the set's thread, then every waiting one:
-        // with `dropped` set, a wake on this thread closes its task at once.
+        let driver = lock(&local.handle.0.driver).take();
+        drop(driver);
+        // Close every queued task here, on the set's thread, then every waiting one,
+        // until none is left: with `dropped` set, a task woken on this thread meanwhile
+        // is closed at once. Each is closed with the set's local half named, whatever
+        // the destructors do to this thread's context.
         loop {
             let queued = local.queue.borrow_mut().pop_front();
             match queued {
-                Some(runnable) => drop(runnable),
-                None => break,
+                // SAFETY: `local` is this set's local half, on its thread.
+                Some(runnable) => unsafe { runnable.cancel(local) },
+                None if local.tasks.is_empty() => break,
+                // SAFETY: as above; nothing of the set is polled meanwhile.
+                None => unsafe { local.tasks.cancel_all::<SetHandle>(local) },
             }
         }
-        // SAFETY: the set's thread, and nothing of the set is polled meanwhile.
-        unsafe { local.tasks.wake_all() };
     }
 }
