@@ -1278,9 +1278,13 @@ fn metrics_remote_submissions_wake_a_blocked_loop_once_and_are_suppressed_while_
 }
 
 /// Starts a loop with idle spins of `length`, waits until it blocks, then submits a
-/// task from this thread (which wakes it) and, as soon as that task has run, a second
-/// one. Returns the loop's metrics before and after.
-fn submit_twice_to_a_blocked_loop(length: Duration) -> (netloop_reactor::LoopMetrics, netloop_reactor::LoopMetrics) {
+/// task from this thread (which wakes it) and, `gap` after that task has run (this
+/// thread staying on the CPU meanwhile), a second one. Returns the loop's metrics
+/// before and after.
+fn submit_twice_to_a_blocked_loop(
+    length: Duration,
+    gap: Duration,
+) -> (netloop_reactor::LoopMetrics, netloop_reactor::LoopMetrics) {
     let r = spawn_loop(EventLoop::builder().idle_spin(length).build().unwrap());
     let h = r.handle.clone();
     wait_until_blocked(r.tid);
@@ -1289,6 +1293,10 @@ fn submit_twice_to_a_blocked_loop(length: Duration) -> (netloop_reactor::LoopMet
     let tx2 = tx.clone();
     h.execute(move || tx.send(()).unwrap()).unwrap();
     recv(&rx, secs(2), "the first task");
+    let ran = Instant::now();
+    while ran.elapsed() < gap {
+        std::hint::spin_loop();
+    }
     h.execute(move || tx2.send(()).unwrap()).unwrap();
     recv(&rx, secs(2), "the second task");
     let after = h.metrics();
@@ -1299,17 +1307,21 @@ fn submit_twice_to_a_blocked_loop(length: Duration) -> (netloop_reactor::LoopMet
 #[test]
 fn a_loop_that_took_work_from_its_inbox_spins_so_the_next_submission_needs_no_wake() {
     with_timeout(20, || {
-        // The longest spin (1 ms) catches the second task unless this thread is kept off
-        // the CPU for all of it (other tests run alongside); attempts go on until one
-        // is not. With spinning off, none ever is.
+        // The longest spin (1 ms) catches the second task if it comes while the loop
+        // spins: not before the loop has finished the iteration that ran the first (it
+        // then takes the second in that iteration), nor after the spin, or while this
+        // thread is kept off the CPU (other tests run alongside). The gap before the
+        // second submission steps through the spin's length until one attempt lands in
+        // it. With spinning off, none ever does.
         type Attempt = (netloop_reactor::LoopMetrics, netloop_reactor::LoopMetrics);
         let caught = |(before, after): &Attempt| {
             after.wakeups_sent == before.wakeups_sent + 1
                 && after.idle_spins_found_work == before.idle_spins_found_work + 1
         };
         let mut attempts: Vec<Attempt> = Vec::new();
-        while attempts.len() < 20 && !attempts.last().is_some_and(caught) {
-            attempts.push(submit_twice_to_a_blocked_loop(netloop_reactor::MAX_IDLE_SPIN));
+        while attempts.len() < 40 && !attempts.last().is_some_and(caught) {
+            let gap = netloop_reactor::MAX_IDLE_SPIN * (attempts.len() % 20) as u32 / 20;
+            attempts.push(submit_twice_to_a_blocked_loop(netloop_reactor::MAX_IDLE_SPIN, gap));
         }
         assert!(
             attempts.last().is_some_and(caught),
@@ -1328,7 +1340,7 @@ fn a_loop_that_took_work_from_its_inbox_spins_so_the_next_submission_needs_no_wa
 #[test]
 fn a_zero_idle_spin_never_spins() {
     with_timeout(10, || {
-        let (before, after) = submit_twice_to_a_blocked_loop(Duration::ZERO);
+        let (before, after) = submit_twice_to_a_blocked_loop(Duration::ZERO, Duration::from_micros(200));
         assert_eq!((after.idle_spins, after.idle_spins_found_work), (0, 0));
         assert!(after.wakeups_sent > before.wakeups_sent);
     });
