@@ -2,15 +2,17 @@
 // named `rt` and included into one module per runtime (`use netloop as rt;`,
 // `use tokio as rt;`), so both runtimes run the same source.
 //
-// Every shape runs inside `block_on` of a runtime built by the caller and returns the
-// time it took, measured inside the runtime (runtime start-up is not counted).
+// Every shape runs in a task spawned from `block_on` of a runtime built by the caller,
+// and polls its sleeps with that task's waker, as a program's sleeps are polled; it
+// returns the time it took, measured inside the task (runtime start-up and the spawn
+// are not counted).
 
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::hint::black_box;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::task::{Context, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use rt::time::{Instant, Sleep};
@@ -37,11 +39,46 @@ pub fn two_workers() -> rt::runtime::Runtime {
         .expect("build a multi-thread runtime")
 }
 
+/// Runs `shape` in a task of `rt`, with the task's own waker.
+fn in_task<F, S>(rt: &rt::runtime::Runtime, shape: S) -> Duration
+where
+    S: FnOnce(Waker) -> F + Send + 'static,
+    F: Future<Output = Duration> + Send + 'static,
+{
+    rt.block_on(async move {
+        let task = rt::spawn(async move {
+            let waker = poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
+            shape(waker).await
+        });
+        task.await.expect("a timer shape panicked")
+    })
+}
+
+/// The order in which the reset shape visits its connections.
+#[derive(Clone, Copy)]
+pub enum Order {
+    /// In the order their timeouts were created (a prefetcher's best case).
+    Created,
+    /// Scattered, as requests arrive on a server's connections: a stride of 7,919
+    /// (a prime) through the connections, which visits each once per round.
+    Scattered,
+}
+
+impl Order {
+    /// The `i`th connection visited, of `n`.
+    fn nth(self, i: usize, n: usize) -> usize {
+        match self {
+            Order::Created => i,
+            Order::Scattered => (i * 7919) % n,
+        }
+    }
+}
+
 /// `n` times: create a one-hour sleep, poll it once (registering it), drop it
 /// (cancelling it).
 pub fn sleep_poll_drop_each(rt: &rt::runtime::Runtime, n: usize) -> Duration {
-    rt.block_on(async move {
-        let mut cx = Context::from_waker(Waker::noop());
+    in_task(rt, move |waker| async move {
+        let mut cx = Context::from_waker(&waker);
         let start = std::time::Instant::now();
         for _ in 0..n {
             let mut sleep = pin!(rt::time::sleep(FAR));
@@ -54,8 +91,8 @@ pub fn sleep_poll_drop_each(rt: &rt::runtime::Runtime, n: usize) -> Duration {
 /// Creates and polls `n` boxed one-hour sleeps (1M pending timers), then drops them all
 /// in creation order. The vector is allocated before the clock starts.
 pub fn sleep_poll_all_then_drop(rt: &rt::runtime::Runtime, n: usize) -> Duration {
-    rt.block_on(async move {
-        let mut cx = Context::from_waker(Waker::noop());
+    in_task(rt, move |waker| async move {
+        let mut cx = Context::from_waker(&waker);
         let mut sleeps: Vec<Pin<Box<Sleep>>> = Vec::with_capacity(n);
         let start = std::time::Instant::now();
         for _ in 0..n {
@@ -71,10 +108,10 @@ pub fn sleep_poll_all_then_drop(rt: &rt::runtime::Runtime, n: usize) -> Duration
 /// `conns` connections' idle timeouts: each a 60 s sleep, registered by a poll; then
 /// `resets` rounds in which every connection sees a request, so its timeout is reset
 /// to 60 s from now and polled again; then every connection closes (its sleep is
-/// dropped). One clock reading per round.
-pub fn idle_timeouts_reset(rt: &rt::runtime::Runtime, conns: usize, resets: usize) -> Duration {
-    rt.block_on(async move {
-        let mut cx = Context::from_waker(Waker::noop());
+/// dropped). One clock reading per round; connections visited in `order`.
+pub fn idle_timeouts_reset(rt: &rt::runtime::Runtime, conns: usize, resets: usize, order: Order) -> Duration {
+    in_task(rt, move |waker| async move {
+        let mut cx = Context::from_waker(&waker);
         let mut timeouts: Vec<Pin<Box<Sleep>>> = Vec::with_capacity(conns);
         let start = std::time::Instant::now();
         for _ in 0..conns {
@@ -84,7 +121,8 @@ pub fn idle_timeouts_reset(rt: &rt::runtime::Runtime, conns: usize, resets: usiz
         }
         for _ in 0..resets {
             let deadline = Instant::now() + IDLE;
-            for sleep in &mut timeouts {
+            for i in 0..conns {
+                let sleep = &mut timeouts[order.nth(i, conns)];
                 sleep.as_mut().reset(deadline);
                 black_box(sleep.as_mut().poll(&mut cx).is_pending());
             }
@@ -165,7 +203,7 @@ pub mod floor {
         start.elapsed()
     }
 
-    pub fn idle_timeouts_reset(conns: usize, resets: usize) -> Duration {
+    pub fn idle_timeouts_reset(conns: usize, resets: usize, order: Order) -> Duration {
         let mut timeouts: Vec<Box<(Instant, SleepSized)>> = Vec::with_capacity(conns);
         let start = std::time::Instant::now();
         for _ in 0..conns {
@@ -173,7 +211,8 @@ pub mod floor {
         }
         for _ in 0..resets {
             let deadline = Instant::now() + IDLE;
-            for t in &mut timeouts {
+            for i in 0..conns {
+                let t = &mut timeouts[order.nth(i, conns)];
                 black_box(&mut **t).0 = deadline;
             }
         }

@@ -264,3 +264,40 @@ fn is_elapsed_after_a_reset_sees_the_moved_deadline_pass_without_a_poll() {
         });
     });
 }
+
+#[test]
+fn a_sleep_handed_to_another_task_on_its_loop_wakes_that_task() {
+    // The first task's poll files the timer with its waker; the second task's polls must
+    // put its own waker in the entry (a poll that skips the entry may only do so for the
+    // task whose waker it holds), or the firing would wake the finished first task.
+    test_body(|| {
+        let rt = single_loop();
+        rt.block_on(async {
+            let (tx, rx) = futures::channel::oneshot::channel::<Pin<Box<Sleep>>>();
+            let first = netloop::spawn(async move {
+                let mut sleep = Box::pin(time::sleep(30 * MS));
+                assert!(futures::poll!(sleep.as_mut()).is_pending());
+                assert!(
+                    futures::poll!(sleep.as_mut()).is_pending(),
+                    "polled twice by its first task"
+                );
+                assert!(tx.send(sleep).is_ok(), "the receiver waits");
+            });
+            first.await.unwrap();
+            let second = netloop::spawn(async move {
+                let mut sleep = rx.await.unwrap();
+                // Polled twice by the second task before it fires, then awaited.
+                assert!(futures::poll!(sleep.as_mut()).is_pending());
+                assert!(futures::poll!(sleep.as_mut()).is_pending());
+                let start = Instant::now();
+                time::timeout(WAIT, sleep).await.unwrap();
+                start.elapsed()
+            });
+            // Woken by its own firing, not by something later (the timeout's timer).
+            assert!(
+                second.await.unwrap() < LATE,
+                "the sleep did not wake the task that awaited it"
+            );
+        });
+    });
+}

@@ -1,6 +1,7 @@
 //! Timers at scale on netloop and tokio, from the same source (`benches/timer_shapes.rs`):
 //! 1M pending timers scheduled then cancelled, one by one and in bulk; 100k idle
-//! timeouts reset 10 times each; and 1M timers firing over 10 s (lateness, none early).
+//! timeouts reset 10 times each, visiting the connections in creation order and in a
+//! scattered one; and 1M timers firing over 10 s (lateness, none early).
 //!
 //! ```sh
 //! cargo run --release -p netloop-benches --example timers_report            # 7 rounds
@@ -8,8 +9,8 @@
 //! cargo run --release -p netloop-benches --example timers_report -- --only netloop 0   # for a profiler
 //! ```
 //!
-//! The first three shapes run inside a current-thread runtime's `block_on`, the
-//! runtimes interleaved round by round; each prints the median time. The firing shape
+//! The first four shapes run in a task of a current-thread runtime, polling with the
+//! task's waker, the runtimes interleaved round by round; each prints the median time. The firing shape
 //! (only with `fire`, about 25 s) runs 1M tasks on a 2-worker runtime of each kind.
 
 use std::time::Duration;
@@ -95,14 +96,31 @@ fn main() {
             name: "100k 60 s idle timeouts, each reset 10 times (and polled), then dropped",
             netloop: Box::new({
                 let rt = nl.clone();
-                move || on_netloop::idle_timeouts_reset(&rt, CONNS, RESETS)
+                move || on_netloop::idle_timeouts_reset(&rt, CONNS, RESETS, on_netloop::Order::Created)
             }),
             tokio: Box::new({
                 let rt = tk.clone();
-                move || on_tokio::idle_timeouts_reset(&rt, CONNS, RESETS)
+                move || on_tokio::idle_timeouts_reset(&rt, CONNS, RESETS, on_tokio::Order::Created)
             }),
-            netloop_floor: Box::new(|| on_netloop::floor::idle_timeouts_reset(CONNS, RESETS)),
-            tokio_floor: Box::new(|| on_tokio::floor::idle_timeouts_reset(CONNS, RESETS)),
+            netloop_floor: Box::new(|| {
+                on_netloop::floor::idle_timeouts_reset(CONNS, RESETS, on_netloop::Order::Created)
+            }),
+            tokio_floor: Box::new(|| on_tokio::floor::idle_timeouts_reset(CONNS, RESETS, on_tokio::Order::Created)),
+        },
+        Shape {
+            name: "the same, connections visited in a scattered order",
+            netloop: Box::new({
+                let rt = nl.clone();
+                move || on_netloop::idle_timeouts_reset(&rt, CONNS, RESETS, on_netloop::Order::Scattered)
+            }),
+            tokio: Box::new({
+                let rt = tk.clone();
+                move || on_tokio::idle_timeouts_reset(&rt, CONNS, RESETS, on_tokio::Order::Scattered)
+            }),
+            netloop_floor: Box::new(|| {
+                on_netloop::floor::idle_timeouts_reset(CONNS, RESETS, on_netloop::Order::Scattered)
+            }),
+            tokio_floor: Box::new(|| on_tokio::floor::idle_timeouts_reset(CONNS, RESETS, on_tokio::Order::Scattered)),
         },
     ];
 
@@ -111,7 +129,7 @@ fn main() {
         let runtime = args.get(1).map(String::as_str).unwrap_or("netloop");
         let index: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(0);
         let times: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(20);
-        let shape = shapes.get(index).expect("a shape index: 0, 1 or 2");
+        let shape = shapes.get(index).expect("a shape index: 0 to 3");
         let run = if runtime == "tokio" {
             &shape.tokio
         } else {
@@ -139,8 +157,8 @@ fn main() {
         }
     }
     println!(
-        "Median of {rounds} rounds after one warm-up, runtimes interleaved, each inside a \
-         current-thread runtime's block_on; ratio = netloop time / tokio time. The floor \
+        "Median of {rounds} rounds after one warm-up, runtimes interleaved, each in a task \
+         of a current-thread runtime, polling with the task's waker; ratio = netloop time / tokio time. The floor \
          is the same loop with no timer (the clock read fixing each deadline, a box of \
          the runtime's Sleep size, a write per reset); \"above floor\" is the timer's own \
          cost.\n"

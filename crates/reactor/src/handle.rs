@@ -16,7 +16,9 @@ use crate::error::{
 };
 use crate::metrics::LoopMetrics;
 use crate::queue_item::QueueItem;
-use crate::scheduled::{Job, PeriodFrom, ScheduledState, ScheduledTask, TimerKey, TimerRegistration, TimerState};
+use crate::scheduled::{
+    Job, PeriodFrom, ScheduledState, ScheduledTask, TimerKey, TimerRegistration, TimerState, waker_tag,
+};
 use crate::shared::{Shared, Wake};
 use crate::spawn;
 use crate::sync::lock;
@@ -216,31 +218,48 @@ impl EventLoopHandle {
             .unwrap_or(TimerRegistration::NotOnLoop)
     }
 
-    /// Polls a timer from [`register_timer`](Self::register_timer), registered for
-    /// `registered_for`: whether it still waits (with `waker` now the one it will wake),
-    /// has fired, or was dropped unfired by a shutdown. `None` off the loop's thread
-    /// (cancel it and register another way).
+    /// Polls a timer from [`register_timer`](Self::register_timer): whether it still
+    /// waits (with `waker` now the one it will wake), has fired, or was dropped unfired
+    /// by a shutdown. `None` off the loop's thread (cancel it and register another way).
+    ///
+    /// Polled again by the same task before its deadline, as a reset idle timeout is,
+    /// it reads only the key and the loop's state: the key records the deadline and the
+    /// task the entry wakes, and an entry leaves the wheel only when the loop's timer
+    /// clock passes its deadline, or when the loop shuts down. Otherwise the entry is
+    /// looked up, and the key updated.
     #[inline]
-    pub fn poll_timer(&self, timer: TimerKey, registered_for: Instant, waker: &Waker) -> Option<TimerState> {
+    pub fn poll_timer(&self, timer: &mut TimerKey, waker: &Waker) -> Option<TimerState> {
         context::with_own_core(&self.shared, |core| {
-            let wakes = core.local.scheduled.borrow_mut().wakes(timer, waker);
-            match wakes {
-                Some(true) => TimerState::Waiting,
-                None => gone(core, registered_for),
-                Some(false) => swap_waker(core, timer, registered_for, waker),
+            let tag = waker_tag(waker);
+            if tag != 0
+                && tag == timer.waker
+                && timer.deadline > core.local.timer_now.get()
+                && core.local.state.get() < LoopState::ShuttingDown
+            {
+                return TimerState::Waiting;
             }
+            let wakes = core.local.scheduled.borrow_mut().wakes(*timer, waker);
+            let state = match wakes {
+                Some(true) => TimerState::Waiting,
+                None => gone(core, timer.deadline),
+                Some(false) => swap_waker(core, *timer, waker),
+            };
+            if state == TimerState::Waiting {
+                timer.waker = tag;
+            }
+            state
         })
     }
 
-    /// What became of a timer from [`register_timer`](Self::register_timer), registered
-    /// for `registered_for`, without polling it; `None` off the loop's thread.
-    pub fn timer_state(&self, timer: TimerKey, registered_for: Instant) -> Option<TimerState> {
+    /// What became of a timer from [`register_timer`](Self::register_timer), without
+    /// polling it; `None` off the loop's thread.
+    pub fn timer_state(&self, timer: &TimerKey) -> Option<TimerState> {
         context::with_own_core(&self.shared, |core| {
-            let waiting = core.local.scheduled.borrow().is_waiting(timer);
+            let waiting = core.local.scheduled.borrow().is_waiting(*timer);
             if waiting {
                 TimerState::Waiting
             } else {
-                gone(core, registered_for)
+                gone(core, timer.deadline)
             }
         })
     }
@@ -484,7 +503,7 @@ fn register_on(core: &crate::core::Core, deadline: u64, waker: &Waker) -> TimerR
 /// Makes a waiting local timer wake `waker`. The clone of `waker` and the drop of the
 /// waker it replaces happen outside the wheel's borrow: either may run any code.
 #[inline(never)]
-fn swap_waker(core: &crate::core::Core, timer: TimerKey, registered_for: Instant, waker: &Waker) -> TimerState {
+fn swap_waker(core: &crate::core::Core, timer: TimerKey, waker: &Waker) -> TimerState {
     let new = waker.clone();
     let swapped = core.local.scheduled.borrow_mut().set_waker(timer, new);
     match swapped {
@@ -494,7 +513,7 @@ fn swap_waker(core: &crate::core::Core, timer: TimerKey, registered_for: Instant
         }
         Err(unused) => {
             drop(unused);
-            gone(core, registered_for)
+            gone(core, timer.deadline)
         }
     }
 }
@@ -502,8 +521,8 @@ fn swap_waker(core: &crate::core::Core, timer: TimerKey, registered_for: Instant
 /// A local timer whose entry has left the wheel fired if its deadline is at or before
 /// the timer clock the loop last fired timers with; otherwise a shutdown dropped it.
 #[inline(never)]
-fn gone(core: &crate::core::Core, registered_for: Instant) -> TimerState {
-    if clock::from_instant(registered_for) <= core.local.timer_now.get() {
+fn gone(core: &crate::core::Core, filed_for: u64) -> TimerState {
+    if filed_for <= core.local.timer_now.get() {
         TimerState::Fired
     } else {
         TimerState::Dropped

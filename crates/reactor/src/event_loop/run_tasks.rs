@@ -127,7 +127,13 @@ impl Driver {
     pub(super) fn run_all_tasks(&mut self, core: &Core, start: Option<u64>, budget: Option<u64>) -> u64 {
         self.fetch_from_inbox(core);
         if core.local.next_deadline().is_some() {
-            let timer_now = core.shared.clock.now_from(start.unwrap_or_else(clock::now));
+            // Never backwards: a timer filed for a deadline after `timer_now` is still in
+            // the wheel (what `poll_timer` relies on to skip looking).
+            let timer_now = core
+                .shared
+                .clock
+                .now_from(start.unwrap_or_else(clock::now))
+                .max(core.local.timer_now.get());
             core.local.timer_now.set(timer_now);
             self.fetch_from_scheduled(core, timer_now);
         }

@@ -46,11 +46,11 @@ struct Registered {
 
 /// Where a polled `Sleep`'s timer lives.
 enum Registration {
-    /// Polled on its own loop: an entry of that loop's wheel, filed for the deadline
-    /// given, which holds the waker itself; nothing is shared with other threads. A
-    /// later deadline set by `reset` is only recorded in the `Sleep`: when the entry
-    /// fires, the sleep files a new one for the rest (Netty's idle handlers work so).
-    Local(TimerKey, Instant),
+    /// Polled on its own loop: an entry of that loop's wheel, which holds the waker
+    /// itself; nothing is shared with other threads. A later deadline set by `reset` is
+    /// only recorded in the `Sleep` (`postponed`): when the entry fires, the sleep files
+    /// a new one for the rest (Netty's idle handlers work so).
+    Local(TimerKey),
     /// Polled elsewhere: a wake scheduled through the loop's inbox.
     Shared(Registered),
 }
@@ -90,6 +90,8 @@ pub struct Sleep {
     /// The deadline had passed when the sleep was created or last reset.
     passed: bool,
     elapsed: bool,
+    /// `reset` moved the deadline past the one the local timer was filed for.
+    postponed: bool,
 }
 
 impl fmt::Debug for Sleep {
@@ -132,6 +134,7 @@ impl Sleep {
             registered: None,
             passed,
             elapsed: false,
+            postponed: false,
         }
     }
 }
@@ -150,8 +153,8 @@ impl Sleep {
                 Some(Registration::Shared(r)) => r.fire.fired.load(Acquire),
                 // Fired for the current deadline, or for an earlier one that `reset`
                 // moved (then the clock says whether the current one has passed too).
-                Some(Registration::Local(key, filed)) => match self.event_loop.timer_state(*key, filed.into_std()) {
-                    Some(TimerState::Fired) => *filed >= self.deadline || Instant::now() >= self.deadline,
+                Some(Registration::Local(key)) => match self.event_loop.timer_state(key) {
+                    Some(TimerState::Fired) => !self.postponed || Instant::now() >= self.deadline,
                     Some(TimerState::Waiting | TimerState::Dropped) => false,
                     // Off its loop's thread the entry cannot be looked at: the clock tells.
                     None => Instant::now() >= self.deadline,
@@ -173,7 +176,10 @@ impl Sleep {
         this.elapsed = false;
         if deadline >= this.deadline {
             let postponed = match &this.registered {
-                Some(Registration::Local(..)) => true,
+                Some(Registration::Local(..)) => {
+                    this.postponed |= deadline > this.deadline;
+                    true
+                }
                 Some(Registration::Shared(r)) => !r.fire.fired.load(Acquire) && r.entry.postpone(deadline.into_std()),
                 None => false,
             };
@@ -190,7 +196,7 @@ impl Sleep {
 
     fn cancel(&mut self) {
         match self.registered.take() {
-            Some(Registration::Local(key, _)) => self.event_loop.cancel_timer(key),
+            Some(Registration::Local(key)) => self.event_loop.cancel_timer(key),
             Some(Registration::Shared(r)) => {
                 r.entry.cancel();
             }
@@ -210,7 +216,8 @@ impl Sleep {
     fn register_local(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         match self.event_loop.register_timer(self.deadline.into_std(), cx.waker()) {
             TimerRegistration::Filed(key) => {
-                self.registered = Some(Registration::Local(key, self.deadline));
+                self.registered = Some(Registration::Local(key));
+                self.postponed = false;
                 Poll::Pending
             }
             TimerRegistration::Due => self.complete(),
@@ -277,11 +284,11 @@ impl Future for Sleep {
             return Poll::Ready(());
         }
         let coop = std::task::ready!(netloop_reactor::coop::poll_proceed(cx));
-        let polled = match &this.registered {
-            &Some(Registration::Local(key, filed)) => {
-                match this.event_loop.poll_timer(key, filed.into_std(), cx.waker()) {
+        let polled = match &mut this.registered {
+            Some(Registration::Local(key)) => {
+                match this.event_loop.poll_timer(key, cx.waker()) {
                     Some(TimerState::Waiting) => Poll::Pending,
-                    Some(TimerState::Fired) if filed >= this.deadline => this.complete(),
+                    Some(TimerState::Fired) if !this.postponed => this.complete(),
                     // Fired for a deadline that `reset` has since moved: file the rest.
                     // Dropped unfired by a graceful shutdown: filed again, it is dropped
                     // again, so it never fires early; once the loop has shut down, the
