@@ -10,7 +10,7 @@ use std::time::Duration;
 use netloop::event_loop::LoopState;
 use netloop::runtime::{Builder, RuntimeFlavor};
 use netloop::{task, time};
-use netloop_tests::{WAIT, is_default_loop_name, panic_message, test_body, thread_name};
+use netloop_tests::{WAIT, is_default_loop_name, one_blocking_thread, panic_message, test_body, thread_name};
 
 /// The name of the thread each loop of `rt` runs on, by loop index.
 fn loop_thread_names(rt: &netloop::runtime::Runtime) -> Vec<String> {
@@ -300,12 +300,7 @@ fn timers_and_sockets_need_enable_time_and_enable_io_as_on_tokio() {
 #[test]
 fn max_blocking_threads_bounds_the_blocking_pool() {
     test_body(|| {
-        let rt = Builder::new_multi_thread()
-            .worker_threads(1)
-            .max_blocking_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = one_blocking_thread();
         let running = Arc::new(AtomicUsize::new(0));
         let peak = Arc::new(AtomicUsize::new(0));
         let threads = rt.block_on(async {

@@ -10,10 +10,9 @@ use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
 
-use netloop::runtime::Builder;
 use netloop::task::{self, AbortHandle, JoinHandle, LocalSet};
 use netloop::time;
-use netloop_tests::{WAIT, multi, panic_text, test_body};
+use netloop_tests::{WAIT, multi, one_blocking_thread, panic_text, test_body};
 
 #[test]
 fn a_join_handle_and_an_abort_handle_are_one_pointer_wide() {
@@ -45,12 +44,7 @@ fn a_refused_spawn_keeps_its_id_and_resolves_as_cancelled() {
 #[test]
 fn a_blocking_task_aborted_before_it_starts_never_runs() {
     test_body(|| {
-        let rt = Builder::new_multi_thread()
-            .worker_threads(1)
-            .max_blocking_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = one_blocking_thread();
         let (release, hold) = mpsc::channel::<()>();
         let ran = Arc::new(AtomicBool::new(false));
         rt.block_on(async {

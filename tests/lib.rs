@@ -72,6 +72,17 @@ pub fn single_loop() -> Runtime {
         .expect("build a one-loop runtime")
 }
 
+/// One worker and a blocking pool of one thread: blocking tasks queue behind each
+/// other.
+pub fn one_blocking_thread() -> Runtime {
+    Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A current-thread runtime.
 pub fn current() -> Runtime {
     Builder::new_current_thread()

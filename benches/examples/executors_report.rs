@@ -1,96 +1,55 @@
-//! The two executors besides the loops, on netloop and tokio side by side (2 workers
-//! each, runtimes alternated, median of 9 rounds): 10,000 `spawn_blocking` calls
-//! awaited, and 100,000 `LocalSet` tasks that yield once, spawned inside the set and
-//! awaited.
+//! The two executors besides the loops, on netloop and tokio from the same source
+//! (`benches/executor_shapes.rs`), 2 workers each, runtimes alternated, median of 9
+//! rounds: 10,000 `spawn_blocking` calls awaited, and 100,000 `LocalSet` tasks that
+//! yield once, spawned inside the set and awaited.
 //!
 //! ```text
 //! cargo run --release -p netloop-benches --example executors_report
 //! ```
-use std::time::Instant;
 
-/// The median of `v`.
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
+use std::time::Duration;
+
+mod on_netloop {
+    use netloop as rt;
+    include!("../executor_shapes.rs");
+}
+
+mod on_tokio {
+    use tokio as rt;
+    include!("../executor_shapes.rs");
+}
+
+const ROUNDS: usize = 9;
+const BLOCKING: u64 = 10_000;
+const LOCAL: u64 = 100_000;
+
+/// The median of `v`, in microseconds.
+fn median_us(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    v[v.len() / 2].as_secs_f64() * 1e6
 }
 
 fn main() {
-    let rt = netloop::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let trt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let mut nb = vec![];
-    let mut tb = vec![];
-    let mut nl = vec![];
-    let mut tl = vec![];
-    for _ in 0..9 {
-        let t = Instant::now();
-        rt.block_on(async {
-            let hs: Vec<_> = (0..10_000u64)
-                .map(|i| netloop::task::spawn_blocking(move || i))
-                .collect();
-            for h in hs {
-                h.await.unwrap();
-            }
-        });
-        nb.push(t.elapsed().as_secs_f64() * 1e6);
-        let t = Instant::now();
-        trt.block_on(async {
-            let hs: Vec<_> = (0..10_000u64).map(|i| tokio::task::spawn_blocking(move || i)).collect();
-            for h in hs {
-                h.await.unwrap();
-            }
-        });
-        tb.push(t.elapsed().as_secs_f64() * 1e6);
-        let t = Instant::now();
-        let local = netloop::task::LocalSet::new();
-        local.block_on(&rt, async {
-            let hs: Vec<_> = (0..100_000u64)
-                .map(|i| {
-                    netloop::task::spawn_local(async move {
-                        netloop::task::yield_now().await;
-                        i
-                    })
-                })
-                .collect();
-            for h in hs {
-                h.await.unwrap();
-            }
-        });
-        drop(local);
-        nl.push(t.elapsed().as_secs_f64() * 1e6);
-        let t = Instant::now();
-        let local = tokio::task::LocalSet::new();
-        local.block_on(&trt, async {
-            let hs: Vec<_> = (0..100_000u64)
-                .map(|i| {
-                    tokio::task::spawn_local(async move {
-                        tokio::task::yield_now().await;
-                        i
-                    })
-                })
-                .collect();
-            for h in hs {
-                h.await.unwrap();
-            }
-        });
-        drop(local);
-        tl.push(t.elapsed().as_secs_f64() * 1e6);
+    let (nl, tk) = (on_netloop::two_workers(), on_tokio::two_workers());
+    let mut times: [Vec<Duration>; 4] = Default::default();
+    for _ in 0..ROUNDS {
+        times[0].push(on_netloop::spawn_blocking(&nl, BLOCKING));
+        times[1].push(on_tokio::spawn_blocking(&tk, BLOCKING));
+        times[2].push(on_netloop::local_set(&nl, LOCAL));
+        times[3].push(on_tokio::local_set(&tk, LOCAL));
     }
+    let [nb, tb, nl_set, tk_set] = times.map(median_us);
+    println!("| shape | netloop | tokio | netloop/tokio |\n|---|---|---|---|");
     println!(
-        "spawn_blocking 10k: netloop {:.0} us, tokio {:.0} us",
-        median(nb),
-        median(tb)
+        "| {BLOCKING} `spawn_blocking` calls, awaited | {:.0} µs | {:.0} µs | {:.2} |",
+        nb,
+        tb,
+        nb / tb
     );
     println!(
-        "LocalSet 100k spawn_local+yield: netloop {:.0} us, tokio {:.0} us",
-        median(nl),
-        median(tl)
+        "| {LOCAL} `LocalSet` tasks that yield once, awaited | {:.0} µs | {:.0} µs | {:.2} |",
+        nl_set,
+        tk_set,
+        nl_set / tk_set
     );
 }
