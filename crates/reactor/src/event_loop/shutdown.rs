@@ -41,6 +41,9 @@ impl Driver {
     }
 
     fn cancel_scheduled_tasks(&mut self, core: &Core) {
+        // `EventLoopHandle::poll_timer` skips looking at an entry while the loop has not
+        // begun shutting down: only then may entries leave the wheel unfired.
+        debug_assert!(core.local.state.get() >= LoopState::ShuttingDown);
         let timers = core.local.scheduled.borrow_mut().drain();
         for t in &timers {
             if let Timer::Task(task) = t {
