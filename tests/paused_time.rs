@@ -120,3 +120,41 @@ fn paused_time_jumps_again_once_an_unawaited_blocking_task_ends() {
         assert!(real.elapsed() < Duration::from_secs(10), "{:?}", real.elapsed());
     });
 }
+
+#[test]
+fn many_short_sleeps_each_complete_at_their_deadline_in_virtual_time() {
+    // Tasks sleeping random short spans keep filing timers around the timing wheel's
+    // block boundaries; with the clock paused, each sleep must end at its deadline (the
+    // clock jumps there), never a wheel turn later.
+    let rt = paused_runtime();
+    let real = std::time::Instant::now();
+    let worst = rt.block_on(async {
+        let tasks: Vec<_> = (0..4u64)
+            .map(|t| {
+                netloop::spawn(async move {
+                    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (t + 1);
+                    let mut worst = Duration::ZERO;
+                    for _ in 0..1000 {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        let deadline = Instant::now() + Duration::from_micros(500 + x % 90_000);
+                        time::sleep_until(deadline).await;
+                        worst = worst.max(Instant::now() - deadline);
+                    }
+                    worst
+                })
+            })
+            .collect();
+        let mut worst = Duration::ZERO;
+        for task in tasks {
+            worst = worst.max(task.await.unwrap());
+        }
+        worst
+    });
+    assert!(
+        worst < Duration::from_millis(2),
+        "a sleep ended {worst:?} after its deadline"
+    );
+    assert!(real.elapsed() < Duration::from_secs(20), "virtual time, not real time");
+}

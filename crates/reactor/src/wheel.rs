@@ -271,24 +271,35 @@ impl<T: WheelItem> TimerWheel<T> {
         }
     }
 
-    /// The earliest non-empty slot: (level, slot, first tick it covers). Lower levels
-    /// hold earlier ticks, so the first level with any entry has it.
+    /// The earliest non-empty slot: (level, slot, first tick it covers), the higher
+    /// level first among slots that start at the same tick.
+    ///
+    /// Every level is looked at: a lower level does not always hold the earlier ticks.
+    /// Taking a level-0 slot moves `elapsed` one tick past it, into the next block of
+    /// a higher level when it was the block's last tick; the slot of that higher level
+    /// covering the new block still holds the entries filed for it before, while new
+    /// entries for the same block go to level 0. The higher slot, which starts first,
+    /// must be expired (its entries filed down) before any of them.
     fn next_expiration(&self) -> Option<(usize, usize, u64)> {
+        let mut earliest: Option<(usize, usize, u64)> = None;
         for (level, lvl) in self.levels.iter().enumerate() {
             if lvl.occupied == 0 {
                 continue;
             }
             let shift = level as u32 * LEVEL_BITS;
             let pos = ((self.elapsed >> shift) as usize) & (SLOTS - 1);
-            // Slots before `pos` are empty at this level (their ticks have passed), so
-            // the first set bit at or after `pos` is the earliest slot.
+            // Slots before `pos` are empty at this level (their ticks have passed: the
+            // earliest slot of all is always expired first), so the first set bit at or
+            // after `pos` is this level's earliest slot.
             let slot = pos + (lvl.occupied >> pos).trailing_zeros() as usize;
             debug_assert!(slot < SLOTS, "an occupied slot behind the wheel's position");
             let block = !((1u64 << (shift + LEVEL_BITS)) - 1);
             let start = (self.elapsed & block) + ((slot as u64) << shift);
-            return Some((level, slot, start));
+            if earliest.is_none_or(|(_, _, first)| start <= first) {
+                earliest = Some((level, slot, start));
+            }
         }
-        None
+        earliest
     }
 
     /// The time of slot (`level`, `slot`), starting at tick `start`, has come: advance
@@ -570,6 +581,59 @@ mod tests {
         assert_eq!(drain_over(&mut w, steps), vec![(RANGE * TICK + 5, 3)]);
         assert_eq!(drain_over(&mut w, [u64::MAX - 2]), vec![]);
         assert_eq!(drain_over(&mut w, [u64::MAX - 1]), vec![(u64::MAX - 1, 2)]);
+    }
+
+    #[test]
+    fn a_level_one_slot_reached_by_a_level_zero_carry_expires_first() {
+        let mut w = TimerWheel::default();
+        w.insert(item(10_000 * TICK, 1)); // far: keeps the wheel from being empty
+        assert!(w.pop_due(127 * TICK).is_none()); // elapsed: tick 127, a block's last
+        w.insert(item(130 * TICK, 2)); // filed at level 1, for the next block
+        w.insert(item(127 * TICK, 3)); // level 0; taking it carries elapsed to 128
+        assert_eq!(drain_over(&mut w, [127 * TICK]), vec![(127 * TICK, 3)]);
+        w.insert(item(150 * TICK, 4)); // filed at level 0, in the new block
+        let next = w.peek_deadline().expect("entries wait");
+        assert!(next <= 130 * TICK, "the loop would sleep until {next}, past 130");
+        assert_eq!(drain_over(&mut w, [140 * TICK]), vec![(130 * TICK, 2)]);
+        assert_eq!(drain_over(&mut w, [150 * TICK]), vec![(150 * TICK, 4)]);
+    }
+
+    #[test]
+    fn inserts_between_pops_come_out_on_time_and_in_order() {
+        // Against a model: at each step, entries are added for the near and far future
+        // (some in the current tick), then everything due is popped. Each must come out
+        // at the first step at or after its deadline, in (deadline, seq) order, and the
+        // wheel's next deadline must never be later than the earliest entry's.
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut w = TimerWheel::default();
+        let mut model = std::collections::BTreeSet::new();
+        let mut seq = 0;
+        let mut now = 0;
+        for _ in 0..20_000 {
+            for _ in 0..rng.next() % 4 {
+                seq += 1;
+                let ahead = match rng.next() % 10 {
+                    0 => rng.next() % (RANGE / 64),
+                    1 => 0,
+                    _ => rng.next() % 300,
+                } * TICK;
+                let deadline = now + ahead + rng.next() % TICK;
+                w.insert(item(deadline, seq));
+                model.insert((deadline, seq));
+            }
+            if let (Some(peek), Some(&(first, _))) = (w.peek_deadline(), model.first()) {
+                assert!(
+                    peek <= first.max(1),
+                    "next deadline {peek} after the earliest entry's {first}"
+                );
+            }
+            now += (rng.next() % 5) * TICK / 2;
+            let due: Vec<_> = model.iter().copied().take_while(|&(d, _)| d <= now).collect();
+            for entry in &due {
+                model.remove(entry);
+            }
+            assert_eq!(drain_over(&mut w, [now]), due, "popped at {now}");
+        }
     }
 
     #[test]
