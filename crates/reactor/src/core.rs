@@ -116,7 +116,7 @@ impl Local {
 
     /// [`remove_scheduled`](Self::remove_scheduled) for a timer registered on the loop's
     /// thread.
-    pub(crate) fn remove_timer(&self, timer: TimerKey) -> bool {
+    pub(crate) fn remove_timer(&self, timer: &TimerKey) -> bool {
         let Ok(mut wheel) = self.scheduled.try_borrow_mut() else {
             return false;
         };
@@ -146,7 +146,7 @@ impl Local {
                 self.remove_scheduled(&state);
             }
             QueueItem::CancelTimer(timer) => {
-                self.remove_timer(*timer);
+                self.remove_timer(&timer);
             }
             QueueItem::Tail(t) => self.tail.borrow_mut().push(*t),
             other => self.run_queue.borrow_mut().push(other),

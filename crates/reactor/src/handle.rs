@@ -238,11 +238,11 @@ impl EventLoopHandle {
             {
                 return TimerState::Waiting;
             }
-            let wakes = core.local.scheduled.borrow_mut().wakes(*timer, waker);
+            let wakes = core.local.scheduled.borrow_mut().wakes(timer, waker);
             let state = match wakes {
                 Some(true) => TimerState::Waiting,
                 None => gone(core, timer.deadline),
-                Some(false) => swap_waker(core, *timer, waker),
+                Some(false) => swap_waker(core, timer, waker),
             };
             if state == TimerState::Waiting {
                 timer.waker = tag;
@@ -255,7 +255,7 @@ impl EventLoopHandle {
     /// polling it; `None` off the loop's thread.
     pub fn timer_state(&self, timer: &TimerKey) -> Option<TimerState> {
         context::with_own_core(&self.shared, |core| {
-            let waiting = core.local.scheduled.borrow().is_waiting(*timer);
+            let waiting = core.local.scheduled.borrow().is_waiting(timer);
             if waiting {
                 TimerState::Waiting
             } else {
@@ -268,7 +268,7 @@ impl EventLoopHandle {
     /// at once on the loop's thread, otherwise at the loop's next iteration (without
     /// waking it). Nothing happens if it has fired.
     pub fn cancel_timer(&self, timer: TimerKey) {
-        let done = context::with_own_core(&self.shared, |core| core.local.remove_timer(timer));
+        let done = context::with_own_core(&self.shared, |core| core.local.remove_timer(&timer));
         if done != Some(true) {
             // Fails only once the inbox has closed: the loop has ended, and its wheel
             // with it.
@@ -503,7 +503,7 @@ fn register_on(core: &crate::core::Core, deadline: u64, waker: &Waker) -> TimerR
 /// Makes a waiting local timer wake `waker`. The clone of `waker` and the drop of the
 /// waker it replaces happen outside the wheel's borrow: either may run any code.
 #[inline(never)]
-fn swap_waker(core: &crate::core::Core, timer: TimerKey, waker: &Waker) -> TimerState {
+fn swap_waker(core: &crate::core::Core, timer: &TimerKey, waker: &Waker) -> TimerState {
     let new = waker.clone();
     let swapped = core.local.scheduled.borrow_mut().set_waker(timer, new);
     match swapped {

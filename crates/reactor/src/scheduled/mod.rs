@@ -250,8 +250,10 @@ pub(crate) struct LocalWake {
 /// that owns the timer knows of it without looking at the entry: the deadline it was
 /// filed for, and which task's waker the entry holds.
 ///
-/// Three words: a `Sleep` holding one stays within a cache line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Three words: a `Sleep` holding one stays within a cache line. Not `Copy`: its one
+/// holder is the one that polls the timer, and keeps what the key records about the
+/// entry true (see [`EventLoopHandle::poll_timer`](crate::EventLoopHandle::poll_timer)).
+#[derive(Debug, PartialEq, Eq)]
 pub struct TimerKey {
     /// The wheel's keys fit 32 bits (its links are 32-bit).
     key: u32,
@@ -286,7 +288,7 @@ pub(crate) fn waker_tag(waker: &Waker) -> usize {
 }
 
 /// What [`EventLoopHandle::register_timer`](crate::EventLoopHandle::register_timer) did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum TimerRegistration {
     /// Filed in the loop's wheel under this key.
     Filed(TimerKey),
@@ -407,7 +409,7 @@ impl ScheduledQueue {
     }
 
     #[inline]
-    fn local_wake(&mut self, timer: TimerKey) -> Option<&mut LocalWake> {
+    fn local_wake(&mut self, timer: &TimerKey) -> Option<&mut LocalWake> {
         match self.wheel.get_mut(timer.key as usize)? {
             Timer::Wake(w) if timer.names(w) => Some(w),
             _ => None,
@@ -417,14 +419,14 @@ impl ScheduledQueue {
     /// For a local timer still waiting: whether it already wakes `waker`. `None` if it
     /// has fired (or was removed).
     #[inline]
-    pub(crate) fn wakes(&mut self, timer: TimerKey, waker: &Waker) -> Option<bool> {
+    pub(crate) fn wakes(&mut self, timer: &TimerKey, waker: &Waker) -> Option<bool> {
         self.local_wake(timer).map(|w| w.waker.will_wake(waker))
     }
 
     /// Makes a waiting local timer wake `waker`, and hands back the waker it replaced;
     /// if it has fired, hands `waker` back. The caller drops either outside the
     /// queue's borrow: a waker's drop may run code that uses the queue.
-    pub(crate) fn set_waker(&mut self, timer: TimerKey, waker: Waker) -> Result<Waker, Waker> {
+    pub(crate) fn set_waker(&mut self, timer: &TimerKey, waker: Waker) -> Result<Waker, Waker> {
         match self.local_wake(timer) {
             Some(w) => Ok(std::mem::replace(&mut w.waker, waker)),
             None => Err(waker),
@@ -432,13 +434,13 @@ impl ScheduledQueue {
     }
 
     /// True while a local timer waits.
-    pub(crate) fn is_waiting(&self, timer: TimerKey) -> bool {
+    pub(crate) fn is_waiting(&self, timer: &TimerKey) -> bool {
         matches!(self.wheel.get(timer.key as usize), Some(Timer::Wake(w)) if timer.names(w))
     }
 
     /// Removes a local timer and hands it back (to be dropped once the queue is no
     /// longer borrowed). `None` if it had fired (or was removed) already.
-    pub(crate) fn remove_wake(&mut self, timer: TimerKey) -> Option<Timer> {
+    pub(crate) fn remove_wake(&mut self, timer: &TimerKey) -> Option<Timer> {
         self.local_wake(timer)?;
         self.wheel.remove(timer.key as usize)
     }

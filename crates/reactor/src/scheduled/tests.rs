@@ -50,7 +50,7 @@ fn local_wakes_and_tasks_leave_in_one_deadline_order() {
     // Equal deadlines: first submitted first.
     assert_eq!(order, vec![("wake", 10), ("task", 20), ("task", 30), ("wake", 30)]);
     assert!(
-        q.wakes(a, &w).is_none() && q.wakes(b, &w).is_none(),
+        q.wakes(&a, &w).is_none() && q.wakes(&b, &w).is_none(),
         "fired timers are gone"
     );
 }
@@ -61,10 +61,10 @@ fn a_local_wake_is_found_and_removed_by_its_key_only() {
     let (w1, fired1) = counting_waker();
     let (w2, fired2) = counting_waker();
     let a = q.push_wake(5 * crate::wheel::TICK, w1.clone());
-    assert_eq!(q.wakes(a, &w1), Some(true));
-    assert_eq!(q.wakes(a, &w2), Some(false));
-    assert!(q.set_waker(a, w2.clone()).is_ok(), "the replaced waker comes back");
-    assert_eq!(q.wakes(a, &w2), Some(true));
+    assert_eq!(q.wakes(&a, &w1), Some(true));
+    assert_eq!(q.wakes(&a, &w2), Some(false));
+    assert!(q.set_waker(&a, w2.clone()).is_ok(), "the replaced waker comes back");
+    assert_eq!(q.wakes(&a, &w2), Some(true));
     match q.pop_due(5 * crate::wheel::TICK) {
         Some(Timer::Wake(w)) => w.fire(),
         _ => panic!("the wake is due"),
@@ -76,9 +76,9 @@ fn a_local_wake_is_found_and_removed_by_its_key_only() {
     );
     // Its key, reused by a new timer, does not reach the new one.
     let b = q.push_wake(60 * crate::wheel::TICK, w1);
-    assert!(q.remove_wake(a).is_none() && q.wakes(a, &w2).is_none() && q.set_waker(a, w2).is_err());
-    assert!(q.remove_wake(b).is_some());
-    assert!(q.remove_wake(b).is_none());
+    assert!(q.remove_wake(&a).is_none() && q.wakes(&a, &w2).is_none() && q.set_waker(&a, w2).is_err());
+    assert!(q.remove_wake(&b).is_some());
+    assert!(q.remove_wake(&b).is_none());
     assert!(q.is_empty());
 }
 
