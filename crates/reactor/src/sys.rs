@@ -222,8 +222,8 @@ mod tests {
     #[test]
     fn busy_ticks_are_monotonic_and_convert_to_the_precise_clock() {
         calibrate_busy_ticks();
-        // Each counter reading is bracketed by two clock readings, so a thread
-        // preempted between them widens the bounds instead of failing the test.
+        // Each counter reading lies between the two clock readings around it: the
+        // bounds below hold however long the thread was away in between.
         let p0_before = std::time::Instant::now();
         let b0 = busy_ticks();
         let p0_after = std::time::Instant::now();

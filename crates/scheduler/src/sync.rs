@@ -2,9 +2,8 @@
 //!
 //! Every `std::sync::Mutex` of these crates guards data that each critical section
 //! leaves consistent at every point where it could panic (a push, a take, a counter
-//! step), so a lock whose holder panicked holds data as good as any other. The runtime
-//! goes on using it, as tokio's does, instead of turning one task's panic into a
-//! panic of every later user of the lock.
+//! step), so a lock whose holder panicked holds data as good as any other, and is used
+//! as such (as tokio's are): one task's panic is not every later user's.
 
 use std::sync::{LockResult, Mutex, MutexGuard, PoisonError, TryLockError};
 

@@ -185,7 +185,7 @@ fn cancelling_the_list_closes_waiting_tasks_whatever_the_thread_reports() {
     let local = executor();
     let waiting: Vec<_> = (0..3).map(|_| spawn_waiting(&local)).collect();
     turn(&local);
-    // The thread no longer reports the executor: closing must not need it to.
+    // `cancel_all` names the executor's local half; it reads nothing of the thread's.
     CURRENT.with(|c| c.borrow_mut().take());
     // SAFETY: the executor's thread and local half, nothing polled meanwhile.
     unsafe { local.tasks.cancel_all::<Manual>(&local) };
