@@ -31,21 +31,22 @@ type SetRunnable = Runnable<SetHandle>;
 /// The part of a set that wakes reach from any thread; every task of the set holds
 /// one (it is the set's [`Schedule`] value).
 #[derive(Clone)]
-struct SetHandle(Arc<Remote>);
+struct SetHandle(Arc<Mutex<Remote>>);
 
+/// What other threads reach of a set, under one lock.
 struct Remote {
     /// Wakes from other threads, for the set's thread to run; `None` once the set is
     /// dropped (a wake then only releases its reference).
-    queue: Mutex<Option<VecDeque<SetRunnable>>>,
+    queue: Option<VecDeque<SetRunnable>>,
     /// Whoever drives the set: woken when a task of the set is.
-    driver: Mutex<Option<Waker>>,
+    driver: Option<Waker>,
 }
 
 impl SetHandle {
     fn wake_driver(&self) {
         // Taken out first: the lock is not held while the waker runs (it may wake a task
         // of this set, whose wake comes back here).
-        let driver = lock(&self.0.driver).take();
+        let driver = lock(&self.0).driver.take();
         if let Some(waker) = driver {
             waker.wake();
         }
@@ -101,18 +102,19 @@ unsafe impl Schedule for SetHandle {
     }
 
     fn schedule_remote(&self, runnable: SetRunnable) {
-        let mut queue = lock(&self.0.queue);
-        match queue.as_mut() {
-            Some(queue) => queue.push_back(runnable),
+        let mut remote = lock(&self.0);
+        let Some(queue) = remote.queue.as_mut() else {
             // The set is gone: a remote runnable only holds a reference.
-            None => {
-                drop(queue);
-                drop(runnable);
-                return;
-            }
+            drop(remote);
+            drop(runnable);
+            return;
+        };
+        queue.push_back(runnable);
+        let driver = remote.driver.take();
+        drop(remote);
+        if let Some(waker) = driver {
+            waker.wake();
         }
-        drop(queue);
-        self.wake_driver();
     }
 
     fn local_blocks(local: &SetLocal) -> Option<&LocalBlocks> {
@@ -317,10 +319,10 @@ impl LocalSet {
     pub fn new() -> LocalSet {
         LocalSet {
             local: Rc::new(SetLocal {
-                handle: SetHandle(Arc::new(Remote {
-                    queue: Mutex::new(Some(VecDeque::new())),
-                    driver: Mutex::new(None),
-                })),
+                handle: SetHandle(Arc::new(Mutex::new(Remote {
+                    queue: Some(VecDeque::new()),
+                    driver: None,
+                }))),
                 queue: RefCell::new(VecDeque::new()),
                 tasks: TaskList::default(),
                 blocks: LocalBlocks::default(),
@@ -383,16 +385,16 @@ impl LocalSet {
     fn tick(&self, cx: &mut Context<'_>) {
         let local = &*self.local;
         {
-            let mut driver = lock(&local.handle.0.driver);
-            if !driver.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *driver = Some(cx.waker().clone());
+            let mut remote = lock(&local.handle.0);
+            if !remote.driver.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                remote.driver = Some(cx.waker().clone());
             }
-        }
-        // Wakes from other threads join the back of the queue.
-        if let Some(remote) = lock(&local.handle.0.queue).as_mut()
-            && !remote.is_empty()
-        {
-            local.queue.borrow_mut().append(remote);
+            // Wakes from other threads join the back of the queue.
+            if let Some(queue) = remote.queue.as_mut()
+                && !queue.is_empty()
+            {
+                local.queue.borrow_mut().append(queue);
+            }
         }
         for _ in 0..MAX_TASKS_PER_TURN {
             let next = local.queue.borrow_mut().pop_front();
@@ -454,10 +456,11 @@ impl Drop for LocalSet {
         local.dropped.set(true);
         // Wakes from other threads are released from now on, and the driver is let go
         // (its waker may be a task's, which holds this set).
-        let remote = lock(&local.handle.0.queue).take();
-        drop(remote);
-        let driver = lock(&local.handle.0.driver).take();
-        drop(driver);
+        let (queue, driver) = {
+            let mut remote = lock(&local.handle.0);
+            (remote.queue.take(), remote.driver.take())
+        };
+        drop((queue, driver));
         // Close every queued task here, on the set's thread, then every waiting one,
         // until none is left: with `dropped` set, a task woken on this thread meanwhile
         // is closed at once. Each is closed with the set's local half named, whatever
