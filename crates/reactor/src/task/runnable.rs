@@ -138,28 +138,33 @@ impl<S: Schedule> Runnable<S> {
     /// # Safety
     /// As [`run`](Self::run): `local` is the local half of the task's own executor.
     pub unsafe fn cancel(self, local: &S::Local) {
-        let this = ManuallyDrop::new(self);
-        if this.is_remote() {
-            // SAFETY: the remote reference is released.
-            unsafe { ref_dec(this.ptr()) };
+        // SAFETY: per the contract; the runnable is not used after.
+        unsafe { ManuallyDrop::new(self).discard(Some(local)) };
+    }
+
+    /// Gives up this turn unrun: a remote runnable releases its reference, a local one
+    /// closes its task.
+    ///
+    /// # Safety
+    /// Called once. A local runnable: on the owner's thread (whose local half `local`
+    /// is, if given), or on the spawning thread before the task was ever queued.
+    unsafe fn discard(&self, local: Option<&S::Local>) {
+        if self.is_remote() {
+            // SAFETY: the remote reference is released, once.
+            unsafe { ref_dec(self.ptr()) };
         } else {
-            // SAFETY: a local runnable's task is not GONE; `local` is its owner's
-            // (so this is the owner's thread).
-            unsafe { close::<S>(this.ptr(), Some(local)) };
+            // SAFETY: a local runnable's task is not GONE, and per the contract this is
+            // the thread that may drop its future.
+            unsafe { close::<S>(self.ptr(), local) };
         }
     }
 }
 
 impl<S: Schedule> Drop for Runnable<S> {
     fn drop(&mut self) {
-        if self.is_remote() {
-            // SAFETY: the remote reference is released.
-            unsafe { ref_dec(self.ptr()) };
-        } else {
-            // SAFETY: a local runnable is dropped unrun on the owner's thread, or on
-            // the spawning thread before the task was ever queued (see `Send` above).
-            unsafe { close::<S>(self.ptr(), None) };
-        }
+        // SAFETY: a local runnable is dropped unrun on the owner's thread, or on the
+        // spawning thread before the task was ever queued (see `Send` above).
+        unsafe { self.discard(None) };
     }
 }
 
