@@ -15,6 +15,29 @@ use crate::shared::Shared;
 
 thread_local! {
     static CURRENT: Cell<*const Core> = const { Cell::new(ptr::null()) };
+    /// True while this thread is inside a runtime's `block_on`: its future is what the
+    /// thread waits for, so blocking on anything else (a nested `block_on`, a
+    /// `blocking_recv`) would stall it (tokio's rule).
+    static IN_BLOCK_ON: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Sets whether this thread is inside a runtime's `block_on`, returning the previous
+/// mark. The scheduler sets it around `block_on` and clears it around
+/// `block_in_place`'s closure, where blocking is the point.
+pub fn set_in_block_on(inside: bool) -> bool {
+    IN_BLOCK_ON.try_with(|c| c.replace(inside)).unwrap_or(false)
+}
+
+/// True while this thread is inside a runtime's `block_on`.
+pub fn in_block_on() -> bool {
+    IN_BLOCK_ON.try_with(Cell::get).unwrap_or(false)
+}
+
+/// True if this thread may block: it drives no loop and is inside no runtime's
+/// `block_on`. The `blocking_*` calls of `sync` panic where it is false, as tokio's do
+/// inside a runtime.
+pub fn may_block() -> bool {
+    !in_block_on() && with_core(|core| core.is_none())
 }
 
 /// Marks this thread as driving a loop until dropped (also on unwind).

@@ -106,7 +106,7 @@ pub use config::{
     BuildError, DEFAULT_EVENTS_CAPACITY, DEFAULT_IDLE_SPIN, DEFAULT_IO_RATIO, DEFAULT_QUIET_PERIOD,
     DEFAULT_SHUTDOWN_TIMEOUT, EventLoopBuilder, MAX_IDLE_SPIN,
 };
-pub use context::outside_loop;
+pub use context::{in_block_on, may_block, outside_loop, set_in_block_on};
 pub use defer::defer;
 pub use error::{
     AwaitTerminationError, ConfigError, DriveError, LoopShutDown, RejectReason, RejectedExecution, ScheduleError,

@@ -5,7 +5,6 @@
 //! tokio); at most one thread at a time drives a current-thread runtime's loop, the
 //! others poll their futures off the loop and take over the driving when it is let go.
 
-use std::cell::Cell;
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::atomic::AtomicBool;
@@ -20,16 +19,12 @@ use super::{Handle, Inner, RuntimeFlavor, context};
 use crate::group::EventLoopGroup;
 use crate::sync::{lock, try_lock};
 
-thread_local! {
-    /// True while this thread is inside a runtime's `block_on`: a nested one would
-    /// block the outer future's thread, so it panics (tokio's rule), also where the
-    /// outer one drives no loop (a multi-thread runtime's `block_on`).
-    static IN_BLOCK_ON: Cell<bool> = const { Cell::new(false) };
-}
-
-/// True while this thread is inside a runtime's `block_on`.
+/// True while this thread is inside a runtime's `block_on`: a nested one would block
+/// the outer future's thread, so it panics (tokio's rule), also where the outer one
+/// drives no loop (a multi-thread runtime's `block_on`). The mark is the reactor's, so
+/// that `sync`'s `blocking_*` calls see it too.
 pub(super) fn in_block_on() -> bool {
-    IN_BLOCK_ON.get()
+    netloop_reactor::in_block_on()
 }
 
 /// Whose turn it is to drive a current_thread runtime's loop.
@@ -46,7 +41,7 @@ impl Handle {
     /// says whether a current-thread runtime polls it as one of its loop's tasks.
     #[track_caller]
     pub(super) fn enter_block_on<F: Future>(&self, future: F, root: Root) -> F::Output {
-        if EventLoopHandle::current().is_some() || IN_BLOCK_ON.get() {
+        if EventLoopHandle::current().is_some() || in_block_on() {
             panic!(
                 "Cannot start a runtime from within a runtime. This happens because a function (like `block_on`) \
                  attempted to block the current thread while the thread is being used to drive asynchronous tasks. \
@@ -154,14 +149,14 @@ struct InBlockOn;
 
 impl InBlockOn {
     fn enter() -> InBlockOn {
-        IN_BLOCK_ON.set(true);
+        netloop_reactor::set_in_block_on(true);
         InBlockOn
     }
 }
 
 impl Drop for InBlockOn {
     fn drop(&mut self) {
-        IN_BLOCK_ON.set(false);
+        netloop_reactor::set_in_block_on(false);
     }
 }
 
@@ -172,10 +167,10 @@ pub(crate) fn outside_block_on<R>(f: impl FnOnce() -> R) -> R {
     struct Restore(bool);
     impl Drop for Restore {
         fn drop(&mut self) {
-            IN_BLOCK_ON.set(self.0);
+            netloop_reactor::set_in_block_on(self.0);
         }
     }
-    let _restore = Restore(IN_BLOCK_ON.replace(false));
+    let _restore = Restore(netloop_reactor::set_in_block_on(false));
     f()
 }
 

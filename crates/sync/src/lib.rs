@@ -1,0 +1,18 @@
+//! tokio's `sync` module, written for netloop: channels (`mpsc`, `oneshot`, `broadcast`,
+//! `watch`), locks (`Mutex`, `RwLock`), `Semaphore`, `Notify`, `Barrier`, `OnceCell`
+//! and `SetOnce`, signature for signature with tokio 1.54's.
+//!
+//! Every wait spends netloop's cooperative budget ([`netloop_reactor::coop`]) as
+//! tokio's spend tokio's, and every `blocking_*` call panics on a loop's thread or
+//! inside a runtime's `block_on`, as tokio's do inside a runtime.
+
+#![deny(missing_docs)]
+
+#[allow(dead_code)] // used as the primitives land
+mod blocking;
+#[allow(dead_code)]
+mod loom;
+
+// Each primitive's module is added here as it lands.
+#[allow(dead_code)]
+mod waiters;
