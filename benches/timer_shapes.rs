@@ -39,19 +39,40 @@ pub fn two_workers() -> rt::runtime::Runtime {
         .expect("build a multi-thread runtime")
 }
 
+/// Where a shape's sleeps are created and polled.
+#[derive(Clone, Copy)]
+pub enum Place {
+    /// In a task spawned from `block_on`, with the task's own waker.
+    Task,
+    /// In the body of `block_on` itself, with its waker: where `#[main]`'s own code runs.
+    BlockOn,
+}
+
+/// Runs `shape` at `place` of `rt`, with the waker of whatever polls it there.
+fn run_at<F, S>(rt: &rt::runtime::Runtime, place: Place, shape: S) -> Duration
+where
+    S: FnOnce(Waker) -> F + Send + 'static,
+    F: Future<Output = Duration> + Send + 'static,
+{
+    rt.block_on(async move {
+        let shape = async move {
+            let waker = poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
+            shape(waker).await
+        };
+        match place {
+            Place::Task => rt::spawn(shape).await.expect("a timer shape panicked"),
+            Place::BlockOn => shape.await,
+        }
+    })
+}
+
 /// Runs `shape` in a task of `rt`, with the task's own waker.
 fn in_task<F, S>(rt: &rt::runtime::Runtime, shape: S) -> Duration
 where
     S: FnOnce(Waker) -> F + Send + 'static,
     F: Future<Output = Duration> + Send + 'static,
 {
-    rt.block_on(async move {
-        let task = rt::spawn(async move {
-            let waker = poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
-            shape(waker).await
-        });
-        task.await.expect("a timer shape panicked")
-    })
+    run_at(rt, Place::Task, shape)
 }
 
 /// The order in which the reset shape visits its connections.
@@ -77,7 +98,12 @@ impl Order {
 /// `n` times: create a one-hour sleep, poll it once (registering it), drop it
 /// (cancelling it).
 pub fn sleep_poll_drop_each(rt: &rt::runtime::Runtime, n: usize) -> Duration {
-    in_task(rt, move |waker| async move {
+    sleep_poll_drop_each_at(rt, Place::Task, n)
+}
+
+/// [`sleep_poll_drop_each`] at `place`.
+pub fn sleep_poll_drop_each_at(rt: &rt::runtime::Runtime, place: Place, n: usize) -> Duration {
+    run_at(rt, place, move |waker| async move {
         let mut cx = Context::from_waker(&waker);
         let start = std::time::Instant::now();
         for _ in 0..n {
@@ -110,7 +136,18 @@ pub fn sleep_poll_all_then_drop(rt: &rt::runtime::Runtime, n: usize) -> Duration
 /// to 60 s from now and polled again; then every connection closes (its sleep is
 /// dropped). One clock reading per round; connections visited in `order`.
 pub fn idle_timeouts_reset(rt: &rt::runtime::Runtime, conns: usize, resets: usize, order: Order) -> Duration {
-    in_task(rt, move |waker| async move {
+    idle_timeouts_reset_at(rt, Place::Task, conns, resets, order)
+}
+
+/// [`idle_timeouts_reset`] at `place`.
+pub fn idle_timeouts_reset_at(
+    rt: &rt::runtime::Runtime,
+    place: Place,
+    conns: usize,
+    resets: usize,
+    order: Order,
+) -> Duration {
+    run_at(rt, place, move |waker| async move {
         let mut cx = Context::from_waker(&waker);
         let mut timeouts: Vec<Pin<Box<Sleep>>> = Vec::with_capacity(conns);
         let start = std::time::Instant::now();

@@ -301,3 +301,104 @@ fn a_sleep_handed_to_another_task_on_its_loop_wakes_that_task() {
         });
     });
 }
+
+// Sleeps polled in the body of a multi-thread runtime's `block_on` (where `#[main]`'s
+// own code runs) live in the parked thread's own timer store (time/parked.rs).
+
+#[test]
+fn sleeps_in_block_on_fire_in_deadline_order_and_never_early() {
+    test_body(|| {
+        let rt = netloop_tests::multi();
+        rt.block_on(async {
+            let start = Instant::now();
+            let order = Arc::new(Mutex::new(Vec::new()));
+            let sleeps = [30u32, 10, 20].map(|ms| {
+                let order = order.clone();
+                async move {
+                    let deadline = start + MS * ms;
+                    time::sleep_until(deadline).await;
+                    assert!(Instant::now() >= deadline, "a sleep of {ms} ms completed early");
+                    order.lock().unwrap().push(ms);
+                }
+            });
+            let [a, b, c] = sleeps;
+            futures::join!(a, b, c);
+            assert_eq!(*order.lock().unwrap(), [10, 20, 30]);
+            assert!(start.elapsed() < LATE);
+
+            // A pending sleep of the body is the parked thread's, not a loop's.
+            let mut sleep = Box::pin(time::sleep(Duration::from_secs(3600)));
+            assert!(poll_once(&mut sleep).is_pending());
+            assert_eq!(timers_waiting(&rt, 0), 0, "the sleep went to a loop");
+        });
+    });
+}
+
+#[test]
+fn a_timeout_and_a_reset_in_block_on_take_their_new_deadlines() {
+    test_body(|| {
+        let rt = netloop_tests::multi();
+        rt.block_on(async {
+            let err = time::timeout(5 * MS, std::future::pending::<()>()).await;
+            assert!(err.is_err(), "the timeout elapsed");
+
+            let start = Instant::now();
+            let mut sleep = Box::pin(time::sleep(Duration::from_secs(3600)));
+            assert!(poll_once(&mut sleep).is_pending());
+            // Earlier: filed anew; later: the entry is postponed in place.
+            sleep.as_mut().reset(start + 5 * MS);
+            sleep.as_mut().reset(start + 20 * MS);
+            (&mut sleep).await;
+            assert!(
+                Instant::now() >= start + 20 * MS,
+                "the sleep ignored its later deadline"
+            );
+            assert!(sleep.is_elapsed());
+        });
+    });
+}
+
+#[test]
+fn a_sleep_polled_in_block_on_and_moved_to_a_task_still_fires() {
+    test_body(|| {
+        let rt = netloop_tests::multi();
+        // Moved while block_on goes on: the parked thread fires it for the task.
+        let task = rt.block_on(async {
+            let mut sleep = Box::pin(time::sleep(20 * MS));
+            assert!(poll_once(&mut sleep).is_pending());
+            let deadline = sleep.deadline();
+            let task = netloop::spawn(async move {
+                (&mut sleep).await;
+                Instant::now() >= deadline
+            });
+            time::sleep(40 * MS).await;
+            task.await.expect("the task ran")
+        });
+        assert!(task, "it fired early");
+
+        // Moved and block_on returns at once: a loop takes the store over.
+        let (tx, rx) = mpsc::channel();
+        rt.block_on(async {
+            let mut sleep = Box::pin(time::sleep(20 * MS));
+            assert!(poll_once(&mut sleep).is_pending());
+            let deadline = sleep.deadline();
+            // A future that polls the sleep only when it is woken: the wake must come
+            // from the store's new owner.
+            let mut parked = futures::future::FutureExt::shared(async move {
+                (&mut sleep).await;
+                Instant::now() >= deadline
+            });
+            assert!(poll_once_any(&mut parked).is_pending());
+            netloop::spawn(async move { tx.send(parked.await).unwrap() });
+        });
+        assert_eq!(
+            rx.recv_timeout(LATE),
+            Ok(true),
+            "the sleep fired after block_on returned, not early"
+        );
+    });
+}
+
+fn poll_once_any<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+    Pin::new(f).poll(&mut Context::from_waker(Waker::noop()))
+}

@@ -10,7 +10,9 @@
 //! ```
 //!
 //! The first four shapes run in a task of a current-thread runtime, polling with the
-//! task's waker, the runtimes interleaved round by round; each prints the median time. The firing shape
+//! task's waker; the next two in the body of `block_on` of a 2-worker runtime (where
+//! `#[main]`'s own code runs), polling with its waker. The runtimes are interleaved
+//! round by round; each shape prints the median time. The firing shape
 //! (only with `fire`, about 25 s) runs 1M tasks on a 2-worker runtime of each kind.
 
 use std::time::Duration;
@@ -65,6 +67,8 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let nl = std::rc::Rc::new(on_netloop::current_thread());
     let tk = std::rc::Rc::new(on_tokio::current_thread());
+    let nl2 = std::rc::Rc::new(on_netloop::two_workers());
+    let tk2 = std::rc::Rc::new(on_tokio::two_workers());
     let shapes = [
         Shape {
             name: "1M one-hour sleeps, each created, polled once and dropped",
@@ -122,6 +126,50 @@ fn main() {
             }),
             tokio_floor: Box::new(|| on_tokio::floor::idle_timeouts_reset(CONNS, RESETS, on_tokio::Order::Scattered)),
         },
+        Shape {
+            name: "1M one-hour sleeps, each created, polled once and dropped, in block_on's body (2 workers)",
+            netloop: Box::new({
+                let rt = nl2.clone();
+                move || on_netloop::sleep_poll_drop_each_at(&rt, on_netloop::Place::BlockOn, PENDING)
+            }),
+            tokio: Box::new({
+                let rt = tk2.clone();
+                move || on_tokio::sleep_poll_drop_each_at(&rt, on_tokio::Place::BlockOn, PENDING)
+            }),
+            netloop_floor: Box::new(|| on_netloop::floor::each(PENDING)),
+            tokio_floor: Box::new(|| on_tokio::floor::each(PENDING)),
+        },
+        Shape {
+            name: "100k idle timeouts reset 10 times, in block_on's body (2 workers)",
+            netloop: Box::new({
+                let rt = nl2.clone();
+                move || {
+                    on_netloop::idle_timeouts_reset_at(
+                        &rt,
+                        on_netloop::Place::BlockOn,
+                        CONNS,
+                        RESETS,
+                        on_netloop::Order::Created,
+                    )
+                }
+            }),
+            tokio: Box::new({
+                let rt = tk2.clone();
+                move || {
+                    on_tokio::idle_timeouts_reset_at(
+                        &rt,
+                        on_tokio::Place::BlockOn,
+                        CONNS,
+                        RESETS,
+                        on_tokio::Order::Created,
+                    )
+                }
+            }),
+            netloop_floor: Box::new(|| {
+                on_netloop::floor::idle_timeouts_reset(CONNS, RESETS, on_netloop::Order::Created)
+            }),
+            tokio_floor: Box::new(|| on_tokio::floor::idle_timeouts_reset(CONNS, RESETS, on_tokio::Order::Created)),
+        },
     ];
 
     // `--only RUNTIME SHAPE [N]`: one runtime's shape N times back to back, for a profiler.
@@ -129,7 +177,7 @@ fn main() {
         let runtime = args.get(1).map(String::as_str).unwrap_or("netloop");
         let index: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(0);
         let times: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(20);
-        let shape = shapes.get(index).expect("a shape index: 0 to 3");
+        let shape = shapes.get(index).expect("a shape index: 0 to 5");
         let run = if runtime == "tokio" {
             &shape.tokio
         } else {
@@ -158,7 +206,7 @@ fn main() {
     }
     println!(
         "Median of {rounds} rounds after one warm-up, runtimes interleaved, each in a task \
-         of a current-thread runtime, polling with the task's waker; ratio = netloop time / tokio time. The floor \
+         of a current-thread runtime (the last two in block_on's body, 2 workers), polling with the task's waker; ratio = netloop time / tokio time. The floor \
          is the same loop with no timer (the clock read fixing each deadline, a box of \
          the runtime's Sleep size, a write per reset); \"above floor\" is the timer's own \
          cost.\n"

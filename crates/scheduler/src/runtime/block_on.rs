@@ -18,6 +18,7 @@ use netloop_reactor::{DriveError, EventLoopHandle};
 use super::{Handle, Inner, RuntimeFlavor, context};
 use crate::group::EventLoopGroup;
 use crate::sync::{lock, try_lock};
+use crate::time::parked::ParkedTimers;
 
 /// True while this thread is inside a runtime's `block_on`: a nested one would block
 /// the outer future's thread, so it panics (tokio's rule), also where the outer one
@@ -202,12 +203,19 @@ fn park_on<F: Future>(future: F) -> F::Output {
     let waker = parker.waker();
     let mut cx = Context::from_waker(&waker);
     let mut future = pin!(future);
-    loop {
+    // The sleeps polled in the future's body are this thread's to fire (time/parked.rs).
+    let timers = ParkedTimers::install();
+    let out = loop {
         if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
-            return out;
+            break out;
         }
-        parker.park();
-    }
+        match timers.timers().fire_due(std::time::Instant::now()) {
+            Some(next) => parker.park_until(next),
+            None => parker.park(),
+        }
+    };
+    timers.hand_over(crate::placement::try_timer_loop());
+    out
 }
 
 /// A waker that unparks the thread that made it, and the wait for it.
@@ -244,6 +252,17 @@ impl ThreadParker {
     fn park(&self) {
         while !self.0.woken.swap(false, AcqRel) {
             thread::park();
+        }
+    }
+
+    /// Like [`park`](Self::park), returning at `deadline` at the latest.
+    fn park_until(&self, deadline: std::time::Instant) {
+        while !self.0.woken.swap(false, AcqRel) {
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return;
+            }
+            thread::park_timeout(deadline - now);
         }
     }
 }

@@ -8,6 +8,7 @@
 
 mod instant;
 mod interval;
+pub(crate) mod parked;
 mod sleep;
 mod timeout;
 

@@ -12,6 +12,7 @@ use std::time::Duration;
 use netloop_reactor::{EventLoopHandle, ScheduledHandle, TimerKey, TimerRegistration, TimerState};
 
 use super::Instant;
+use super::parked::{self, ParkedKey, Polled};
 use crate::sync::lock;
 
 /// tokio's panic message for a timer used after its runtime shut down.
@@ -51,6 +52,9 @@ enum Registration {
     /// only recorded in the `Sleep` (`postponed`): when the entry fires, the sleep files
     /// a new one for the rest (Netty's idle handlers work so).
     Local(TimerKey),
+    /// Polled in the body of a multi-thread runtime's `block_on`: an entry of the
+    /// timers that the parked thread fires itself (`parked.rs`).
+    Parked(ParkedKey),
     /// Polled elsewhere: a wake scheduled through the loop's inbox.
     Shared(Registered),
 }
@@ -151,6 +155,7 @@ impl Sleep {
         self.elapsed
             || match &self.registered {
                 Some(Registration::Shared(r)) => r.fire.fired.load(Acquire),
+                Some(Registration::Parked(key)) => key.has_fired(),
                 // Fired for the current deadline, or for an earlier one that `reset`
                 // moved (then the clock says whether the current one has passed too).
                 Some(Registration::Local(key)) => match self.event_loop.timer_state(key) {
@@ -181,6 +186,7 @@ impl Sleep {
                     true
                 }
                 Some(Registration::Shared(r)) => !r.fire.fired.load(Acquire) && r.entry.postpone(deadline.into_std()),
+                Some(Registration::Parked(key)) => key.postpone(deadline.into_std()),
                 None => false,
             };
             if postponed {
@@ -200,13 +206,18 @@ impl Sleep {
             Some(Registration::Shared(r)) => {
                 r.entry.cancel();
             }
+            Some(Registration::Parked(key)) => key.remove(),
             None => {}
         }
     }
 
     /// Completes the sleep.
     fn complete(&mut self) -> Poll<()> {
-        self.registered = None;
+        // A fired wheel or inbox timer has left its loop already; a parked entry stays
+        // until its sleep takes it.
+        if let Some(Registration::Parked(key)) = self.registered.take() {
+            key.remove();
+        }
         self.elapsed = true;
         Poll::Ready(())
     }
@@ -222,7 +233,13 @@ impl Sleep {
             }
             TimerRegistration::Due => self.complete(),
             TimerRegistration::Shutdown => panic!("{RUNTIME_SHUTTING_DOWN}"),
-            TimerRegistration::NotOnLoop => self.register_shared(cx),
+            TimerRegistration::NotOnLoop => match parked::register(self.deadline.into_std(), cx.waker()) {
+                Some(key) => {
+                    self.registered = Some(Registration::Parked(key));
+                    Poll::Pending
+                }
+                None => self.register_shared(cx),
+            },
         }
     }
 
@@ -305,6 +322,14 @@ impl Future for Sleep {
                 }
             }
             Some(Registration::Shared(_)) => this.poll_shared(cx),
+            Some(Registration::Parked(key)) => match key.poll(cx.waker()) {
+                Polled::Waiting => Poll::Pending,
+                Polled::Fired => this.complete(),
+                Polled::Orphaned => {
+                    this.cancel();
+                    this.register_shared(cx)
+                }
+            },
             None if this.passed => this.complete(),
             None => this.register_local(cx),
         };
