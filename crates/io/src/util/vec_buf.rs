@@ -98,16 +98,17 @@ impl<V: ByteVec> VecBuf<V> {
         // below, after `slice` and the ReadBuf are gone). Viewing it as
         // `MaybeUninit<u8>` makes no claim about its contents.
         let slice = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<u8>>(), cap) };
-        let mut rb = ReadBuf::uninit(slice);
-        // SAFETY: the first `init` bytes of the allocation are initialized: the
-        // vector's `len` bytes, and whatever earlier reads initialized past them
-        // (tracked in `self.init`, reset to `len` on reallocation).
-        unsafe { rb.assume_init(init) };
-        rb.set_filled(len);
-        let out = f(&mut rb);
-        let (new_len, new_init) = (rb.filled().len(), rb.initialized().len());
-        let still_ours = rb.filled().as_ptr() == ptr.cast_const();
-        drop(rb);
+        let (out, new_len, new_init, still_ours) = {
+            let mut rb = ReadBuf::uninit(slice);
+            // SAFETY: the first `init` bytes of the allocation are initialized: the
+            // vector's `len` bytes, and whatever earlier reads initialized past them
+            // (tracked in `self.init`, reset to `len` on reallocation).
+            unsafe { rb.assume_init(init) };
+            rb.set_filled(len);
+            let out = f(&mut rb);
+            let still_ours = rb.filled().as_ptr() == ptr.cast_const();
+            (out, rb.filled().len(), rb.initialized().len(), still_ours)
+        };
         assert!(still_ours, "the reader swapped the buffer out");
         // SAFETY: the ReadBuf's filled part is the first `new_len` bytes of the
         // allocation, all initialized, and `new_len <= cap`.
