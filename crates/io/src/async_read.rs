@@ -20,20 +20,12 @@ pub trait AsyncRead {
     /// On `Ready(Ok(()))` the bytes read are the growth of `buf.filled()`; no growth
     /// means end of stream. On `Pending` the task will be woken once the source may be
     /// readable again.
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>>;
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>>;
 }
 
 macro_rules! forward_read {
     () => {
-        fn poll_read(
-            mut self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &mut ReadBuf<'_>,
-        ) -> Poll<io::Result<()>> {
+        fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
             Pin::new(&mut **self).poll_read(cx, buf)
         }
     };
@@ -52,22 +44,14 @@ where
     P: DerefMut,
     P::Target: AsyncRead,
 {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         self.as_deref_mut().poll_read(cx, buf)
     }
 }
 
 impl AsyncRead for &[u8] {
     #[inline]
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let n = self.len().min(buf.remaining());
         let (head, tail) = self.split_at(n);
         buf.put_slice(head);
@@ -78,11 +62,7 @@ impl AsyncRead for &[u8] {
 
 impl<T: AsRef<[u8]> + Unpin> AsyncRead for io::Cursor<T> {
     #[inline]
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let pos = self.position();
         let data = self.get_ref().as_ref();
         // A position past the end reads nothing rather than panicking.

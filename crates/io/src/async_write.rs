@@ -17,11 +17,7 @@ pub trait AsyncWrite {
     ///
     /// `Ready(Ok(0))` with a non-empty `buf` usually means the sink can take no more
     /// bytes, ever.
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>>;
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>>;
 
     /// Pushes any buffered bytes to their destination.
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
@@ -55,11 +51,7 @@ pub trait AsyncWrite {
 
 macro_rules! forward_write {
     () => {
-        fn poll_write(
-            mut self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &[u8],
-        ) -> Poll<io::Result<usize>> {
+        fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
             Pin::new(&mut **self).poll_write(cx, buf)
         }
 
@@ -98,11 +90,7 @@ where
     P: DerefMut,
     P::Target: AsyncWrite,
 {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.as_deref_mut().poll_write(cx, buf)
     }
 
@@ -129,11 +117,7 @@ where
 
 impl AsyncWrite for Vec<u8> {
     #[inline]
-    fn poll_write(
-        self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.get_mut().extend_from_slice(buf);
         Poll::Ready(Ok(buf.len()))
     }

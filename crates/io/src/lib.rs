@@ -47,8 +47,7 @@ pub use read_buf::ReadBuf;
 pub use split::{ReadHalf, WriteHalf, split};
 pub use std::io::{Error, ErrorKind, Result, SeekFrom};
 pub use util::{
-    AsyncBufReadExt, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufReader, BufStream, BufWriter,
-    Chain, DuplexStream, Empty, Lines, Repeat, SimplexStream, Sink, Split, Take, copy,
-    copy_bidirectional, copy_bidirectional_with_sizes, copy_buf, duplex, empty, repeat, simplex,
-    sink,
+    AsyncBufReadExt, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufReader, BufStream, BufWriter, Chain, DuplexStream,
+    Empty, Lines, Repeat, SimplexStream, Sink, Split, Take, copy, copy_bidirectional, copy_bidirectional_with_sizes,
+    copy_buf, duplex, empty, repeat, simplex, sink,
 };

@@ -183,10 +183,7 @@ impl<'a> ReadBuf<'a> {
     #[inline]
     #[track_caller]
     pub fn set_filled(&mut self, n: usize) {
-        assert!(
-            n <= self.initialized,
-            "filled must not become larger than initialized"
-        );
+        assert!(n <= self.initialized, "filled must not become larger than initialized");
         self.filled = n;
     }
 
@@ -387,9 +384,6 @@ mod tests {
         buf.put_bytes(9, 2);
         assert_eq!(buf.filled(), &[1, 2, 9, 9]);
         assert_eq!(buf.initialized().len(), 4);
-        assert_eq!(
-            format!("{buf:?}"),
-            "ReadBuf { filled: 4, initialized: 4, capacity: 8 }"
-        );
+        assert_eq!(format!("{buf:?}"), "ReadBuf { filled: 4, initialized: 4, capacity: 8 }");
     }
 }

@@ -51,12 +51,7 @@ where
         stream: Mutex::new(stream),
         vectored,
     });
-    (
-        ReadHalf {
-            shared: shared.clone(),
-        },
-        WriteHalf { shared },
-    )
+    (ReadHalf { shared: shared.clone() }, WriteHalf { shared })
 }
 
 impl<T> ReadHalf<T> {
@@ -79,13 +74,8 @@ impl<T> ReadHalf<T> {
             panic!("Unrelated `split::Write` passed to `split::Read::unsplit`.");
         }
         drop(wr);
-        let shared = Arc::try_unwrap(self.shared)
-            .ok()
-            .expect("`Arc::try_unwrap` failed");
-        shared
-            .stream
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner)
+        let shared = Arc::try_unwrap(self.shared).ok().expect("`Arc::try_unwrap` failed");
+        shared.stream.into_inner().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -97,21 +87,13 @@ impl<T> WriteHalf<T> {
 }
 
 impl<T: AsyncRead> AsyncRead for ReadHalf<T> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         self.shared.locked(|s| s.poll_read(cx, buf))
     }
 }
 
 impl<T: AsyncWrite> AsyncWrite for WriteHalf<T> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.shared.locked(|s| s.poll_write(cx, buf))
     }
 

@@ -65,11 +65,7 @@ impl<T: fmt::Debug, U: fmt::Debug> fmt::Debug for Chain<T, U> {
 }
 
 impl<T: AsyncRead, U: AsyncRead> AsyncRead for Chain<T, U> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let me = self.project();
         if !*me.done_first {
             let room = buf.remaining();
@@ -122,10 +118,7 @@ pin_project! {
 
 impl<R: AsyncRead> Take<R> {
     pub(super) fn new(inner: R, limit: u64) -> Self {
-        Take {
-            inner,
-            limit_: limit,
-        }
+        Take { inner, limit_: limit }
     }
 
     /// How many more bytes may be read before this reader reports end of stream.
@@ -160,11 +153,7 @@ impl<R: AsyncRead> Take<R> {
 }
 
 impl<R: AsyncRead> AsyncRead for Take<R> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         if self.limit_ == 0 {
             return Poll::Ready(Ok(()));
         }

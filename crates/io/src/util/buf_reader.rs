@@ -93,11 +93,7 @@ impl<R: AsyncRead> BufReader<R> {
 }
 
 impl<R: AsyncRead> AsyncRead for BufReader<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         // Nothing buffered and the caller's buffer is at least as big as ours: read
         // straight into it.
         if self.pos == self.cap && buf.remaining() >= self.buf.len() {
@@ -164,24 +160,18 @@ impl<R: AsyncRead + AsyncSeek> AsyncSeek for BufReader<R> {
                 let buffered = (self.cap - self.pos) as i64;
                 match n.checked_sub(buffered) {
                     Some(offset) => {
-                        self.as_mut()
-                            .get_pin_mut()
-                            .start_seek(SeekFrom::Current(offset))?;
+                        self.as_mut().get_pin_mut().start_seek(SeekFrom::Current(offset))?;
                     }
                     None => {
                         // `n - buffered` overflows: seek back over the buffer first,
                         // then by `n`.
-                        self.as_mut()
-                            .get_pin_mut()
-                            .start_seek(SeekFrom::Current(-buffered))?;
+                        self.as_mut().get_pin_mut().start_seek(SeekFrom::Current(-buffered))?;
                         if self.as_mut().get_pin_mut().poll_complete(cx)?.is_pending() {
                             *self.as_mut().project().seek_state = SeekState::PendingOverflowed(n);
                             return Poll::Pending;
                         }
                         self.as_mut().discard_buffer();
-                        self.as_mut()
-                            .get_pin_mut()
-                            .start_seek(SeekFrom::Current(n))?;
+                        self.as_mut().get_pin_mut().start_seek(SeekFrom::Current(n))?;
                     }
                 }
                 self.as_mut().get_pin_mut().poll_complete(cx)?
@@ -192,9 +182,7 @@ impl<R: AsyncRead + AsyncSeek> AsyncSeek for BufReader<R> {
                     return Poll::Pending;
                 }
                 self.as_mut().discard_buffer();
-                self.as_mut()
-                    .get_pin_mut()
-                    .start_seek(SeekFrom::Current(n))?;
+                self.as_mut().get_pin_mut().start_seek(SeekFrom::Current(n))?;
                 self.as_mut().get_pin_mut().poll_complete(cx)?
             }
             SeekState::Start(pos) => {
@@ -217,11 +205,7 @@ impl<R: AsyncRead + AsyncSeek> AsyncSeek for BufReader<R> {
 }
 
 impl<R: AsyncRead + AsyncWrite> AsyncWrite for BufReader<R> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.get_pin_mut().poll_write(cx, buf)
     }
 
@@ -250,10 +234,7 @@ impl<R: fmt::Debug> fmt::Debug for BufReader<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BufReader")
             .field("reader", &self.inner)
-            .field(
-                "buffer",
-                &format_args!("{}/{}", self.cap - self.pos, self.buf.len()),
-            )
+            .field("buffer", &format_args!("{}/{}", self.cap - self.pos, self.buf.len()))
             .finish()
     }
 }

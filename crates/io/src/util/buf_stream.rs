@@ -34,16 +34,9 @@ impl<RW: AsyncRead + AsyncWrite> BufStream<RW> {
     ///
     /// If `reader_capacity` is zero.
     #[track_caller]
-    pub fn with_capacity(
-        reader_capacity: usize,
-        writer_capacity: usize,
-        stream: RW,
-    ) -> BufStream<RW> {
+    pub fn with_capacity(reader_capacity: usize, writer_capacity: usize, stream: RW) -> BufStream<RW> {
         BufStream {
-            inner: BufReader::with_capacity(
-                reader_capacity,
-                BufWriter::with_capacity(writer_capacity, stream),
-            ),
+            inner: BufReader::with_capacity(reader_capacity, BufWriter::with_capacity(writer_capacity, stream)),
         }
     }
 
@@ -108,11 +101,7 @@ impl<RW> From<BufWriter<BufReader<RW>>> for BufStream<RW> {
 }
 
 impl<RW: AsyncRead + AsyncWrite> AsyncWrite for BufStream<RW> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.project().inner.poll_write(cx, buf)
     }
 
@@ -138,11 +127,7 @@ impl<RW: AsyncRead + AsyncWrite> AsyncWrite for BufStream<RW> {
 }
 
 impl<RW: AsyncRead + AsyncWrite> AsyncRead for BufStream<RW> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         self.project().inner.poll_read(cx, buf)
     }
 }

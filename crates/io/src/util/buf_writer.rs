@@ -112,11 +112,7 @@ impl<W: AsyncWrite> BufWriter<W> {
 }
 
 impl<W: AsyncWrite> AsyncWrite for BufWriter<W> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         if self.buf.len() + buf.len() > self.buf.capacity() {
             ready!(self.as_mut().flush_buf(cx))?;
         }
@@ -243,11 +239,7 @@ impl<W: AsyncWrite + AsyncSeek> AsyncSeek for BufWriter<W> {
 }
 
 impl<W: AsyncWrite + AsyncRead> AsyncRead for BufWriter<W> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         self.get_pin_mut().poll_read(cx, buf)
     }
 }
@@ -266,10 +258,7 @@ impl<W: fmt::Debug> fmt::Debug for BufWriter<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BufWriter")
             .field("writer", &self.inner)
-            .field(
-                "buffer",
-                &format_args!("{}/{}", self.buf.len(), self.buf.capacity()),
-            )
+            .field("buffer", &format_args!("{}/{}", self.buf.len(), self.buf.capacity()))
             .field("written", &self.written)
             .finish()
     }

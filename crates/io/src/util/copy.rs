@@ -135,10 +135,7 @@ impl CopyBuffer {
                 self.amt += n as u64;
                 self.need_flush = true;
             }
-            debug_assert!(
-                self.pos <= self.cap,
-                "writer returned length larger than input slice"
-            );
+            debug_assert!(self.pos <= self.cap, "writer returned length larger than input slice");
 
             // Everything read was written: start over at the front of the buffer.
             self.pos = 0;
@@ -271,12 +268,7 @@ enum Direction {
 }
 
 /// Copies one direction to its end, then shuts the writing side down.
-fn poll_direction<A, B>(
-    cx: &mut Context<'_>,
-    state: &mut Direction,
-    from: &mut A,
-    to: &mut B,
-) -> Poll<io::Result<u64>>
+fn poll_direction<A, B>(cx: &mut Context<'_>, state: &mut Direction, from: &mut A, to: &mut B) -> Poll<io::Result<u64>>
 where
     A: AsyncRead + AsyncWrite + Unpin + ?Sized,
     B: AsyncRead + AsyncWrite + Unpin + ?Sized,
@@ -350,29 +342,12 @@ where
     A: AsyncRead + AsyncWrite + Unpin + ?Sized,
     B: AsyncRead + AsyncWrite + Unpin + ?Sized,
 {
-    assert!(
-        a_to_b_buf_size > 0,
-        "`a_to_b_buf_size` must be greater than 0"
-    );
-    assert!(
-        b_to_a_buf_size > 0,
-        "`b_to_a_buf_size` must be greater than 0"
-    );
-    copy_both(
-        a,
-        b,
-        CopyBuffer::new(a_to_b_buf_size),
-        CopyBuffer::new(b_to_a_buf_size),
-    )
-    .await
+    assert!(a_to_b_buf_size > 0, "`a_to_b_buf_size` must be greater than 0");
+    assert!(b_to_a_buf_size > 0, "`b_to_a_buf_size` must be greater than 0");
+    copy_both(a, b, CopyBuffer::new(a_to_b_buf_size), CopyBuffer::new(b_to_a_buf_size)).await
 }
 
-async fn copy_both<A, B>(
-    a: &mut A,
-    b: &mut B,
-    a_to_b: CopyBuffer,
-    b_to_a: CopyBuffer,
-) -> io::Result<(u64, u64)>
+async fn copy_both<A, B>(a: &mut A, b: &mut B, a_to_b: CopyBuffer, b_to_a: CopyBuffer) -> io::Result<(u64, u64)>
 where
     A: AsyncRead + AsyncWrite + Unpin + ?Sized,
     B: AsyncRead + AsyncWrite + Unpin + ?Sized,

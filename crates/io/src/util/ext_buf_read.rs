@@ -321,10 +321,7 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
 
 impl<R: AsyncBufRead> Lines<R> {
     /// Polls for the next line (see [`next_line`](Self::next_line)).
-    pub fn poll_next_line(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<Option<String>>> {
+    pub fn poll_next_line(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Option<String>>> {
         let me = self.project();
         let mut read = 0;
         let n = ready!(read_until_inner(me.reader, cx, b'\n', me.buf, &mut read))?;
@@ -370,10 +367,7 @@ impl<R: AsyncBufRead + Unpin> Split<R> {
 
 impl<R: AsyncBufRead> Split<R> {
     /// Polls for the next segment (see [`next_segment`](Self::next_segment)).
-    pub fn poll_next_segment(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<io::Result<Option<Vec<u8>>>> {
+    pub fn poll_next_segment(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Option<Vec<u8>>>> {
         let me = self.project();
         let n = ready!(read_until_inner(me.reader, cx, *me.delim, me.buf, me.read))?;
         if n == 0 && me.buf.is_empty() {

@@ -65,7 +65,11 @@ pub trait AsyncReadExt: AsyncRead {
     where
         Self: Unpin,
     {
-        Read { reader: self, buf, _pin: PhantomPinned }
+        Read {
+            reader: self,
+            buf,
+            _pin: PhantomPinned,
+        }
     }
 
     /// Reads some bytes into the spare room of a [`BufMut`] and advances it, returning
@@ -77,7 +81,11 @@ pub trait AsyncReadExt: AsyncRead {
         Self: Unpin,
         B: BufMut + ?Sized,
     {
-        ReadBuf { reader: self, buf, _pin: PhantomPinned }
+        ReadBuf {
+            reader: self,
+            buf,
+            _pin: PhantomPinned,
+        }
     }
 
     /// Reads exactly `buf.len()` bytes, returning that length; fails with an
@@ -396,12 +404,7 @@ impl<R: AsyncRead + Unpin + ?Sized> Future for ReadToString<'_, R> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         let me = self.project();
-        let res = ready!(read_to_end_inner(
-            me.buf,
-            Pin::new(&mut **me.reader),
-            me.read,
-            cx
-        ));
+        let res = ready!(read_to_end_inner(me.buf, Pin::new(&mut **me.reader), me.read, cx));
         let bytes = me.buf.take_vec();
         debug_assert!(me.buf.is_empty());
         finish_string_read(res, String::from_utf8(bytes), *me.read, me.output, true)

@@ -53,7 +53,11 @@ pub trait AsyncWriteExt: AsyncWrite {
     where
         Self: Unpin,
     {
-        Write { writer: self, buf: src, _pin: PhantomPinned }
+        Write {
+            writer: self,
+            buf: src,
+            _pin: PhantomPinned,
+        }
     }
 
     /// Writes some of the bytes of `bufs`, in order, returning how many were taken.
@@ -63,7 +67,11 @@ pub trait AsyncWriteExt: AsyncWrite {
     where
         Self: Unpin,
     {
-        WriteVectored { writer: self, bufs, _pin: PhantomPinned }
+        WriteVectored {
+            writer: self,
+            bufs,
+            _pin: PhantomPinned,
+        }
     }
 
     /// Writes some of the remaining bytes of a [`Buf`] (several chunks at once if the
@@ -75,7 +83,11 @@ pub trait AsyncWriteExt: AsyncWrite {
         Self: Sized + Unpin,
         B: Buf,
     {
-        WriteBuf { writer: self, buf: src, _pin: PhantomPinned }
+        WriteBuf {
+            writer: self,
+            buf: src,
+            _pin: PhantomPinned,
+        }
     }
 
     /// Writes every remaining byte of a [`Buf`], advancing it as bytes are taken.
@@ -87,7 +99,11 @@ pub trait AsyncWriteExt: AsyncWrite {
         Self: Sized + Unpin,
         B: Buf,
     {
-        WriteAllBuf { writer: self, buf: src, _pin: PhantomPinned }
+        WriteAllBuf {
+            writer: self,
+            buf: src,
+            _pin: PhantomPinned,
+        }
     }
 
     /// Writes all of `src`; fails with a [`WriteZero`](std::io::ErrorKind::WriteZero)
@@ -99,7 +115,11 @@ pub trait AsyncWriteExt: AsyncWrite {
     where
         Self: Unpin,
     {
-        WriteAll { writer: self, buf: src, _pin: PhantomPinned }
+        WriteAll {
+            writer: self,
+            buf: src,
+            _pin: PhantomPinned,
+        }
     }
 
     int_writers! {
@@ -154,7 +174,10 @@ pub trait AsyncWriteExt: AsyncWrite {
     where
         Self: Unpin,
     {
-        Flush { writer: self, _pin: PhantomPinned }
+        Flush {
+            writer: self,
+            _pin: PhantomPinned,
+        }
     }
 
     /// Flushes and closes the writing side (see
@@ -163,7 +186,10 @@ pub trait AsyncWriteExt: AsyncWrite {
     where
         Self: Unpin,
     {
-        Shutdown { writer: self, _pin: PhantomPinned }
+        Shutdown {
+            writer: self,
+            _pin: PhantomPinned,
+        }
     }
 }
 

@@ -64,10 +64,7 @@ pub fn duplex(max_buf_size: usize) -> (DuplexStream, DuplexStream) {
             read: one.clone(),
             write: two.clone(),
         },
-        DuplexStream {
-            read: two,
-            write: one,
-        },
+        DuplexStream { read: two, write: one },
     )
 }
 
@@ -156,12 +153,7 @@ impl SimplexStream {
         }
     }
 
-    fn write_inner(
-        &mut self,
-        cx: &mut Context<'_>,
-        bufs: &[&[u8]],
-        wakeups: &mut Wakeups,
-    ) -> Poll<io::Result<usize>> {
+    fn write_inner(&mut self, cx: &mut Context<'_>, bufs: &[&[u8]], wakeups: &mut Wakeups) -> Poll<io::Result<usize>> {
         if self.is_closed {
             return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
         }
@@ -234,11 +226,7 @@ fn with_slices<R>(bufs: &[IoSlice<'_>], f: impl FnOnce(&[&[u8]]) -> R) -> R {
 }
 
 impl AsyncRead for SimplexStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let mut wakeups = Wakeups::default();
         let res = self.get_mut().read_budgeted(cx, buf, &mut wakeups);
         wakeups.run();
@@ -247,11 +235,7 @@ impl AsyncRead for SimplexStream {
 }
 
 impl AsyncWrite for SimplexStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let mut wakeups = Wakeups::default();
         let res = self.get_mut().write_budgeted(cx, &[buf], &mut wakeups);
         wakeups.run();
@@ -287,11 +271,7 @@ impl AsyncWrite for SimplexStream {
 }
 
 impl AsyncRead for DuplexStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let mut wakeups = Wakeups::default();
         let res = lock(&self.read).read_budgeted(cx, buf, &mut wakeups);
         wakeups.run();
@@ -300,11 +280,7 @@ impl AsyncRead for DuplexStream {
 }
 
 impl AsyncWrite for DuplexStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         let mut wakeups = Wakeups::default();
         let res = lock(&self.write).write_budgeted(cx, &[buf], &mut wakeups);
         wakeups.run();
@@ -317,9 +293,7 @@ impl AsyncWrite for DuplexStream {
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let mut wakeups = Wakeups::default();
-        let res = with_slices(bufs, |s| {
-            lock(&self.write).write_budgeted(cx, s, &mut wakeups)
-        });
+        let res = with_slices(bufs, |s| lock(&self.write).write_budgeted(cx, s, &mut wakeups));
         wakeups.run();
         res
     }

@@ -33,11 +33,7 @@ pub fn empty() -> Empty {
 
 impl AsyncRead for Empty {
     #[inline]
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        _: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, _: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         ready!(spend_budget(cx));
         Poll::Ready(Ok(()))
     }
@@ -56,11 +52,7 @@ impl AsyncBufRead for Empty {
 
 impl AsyncWrite for Empty {
     #[inline]
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         ready!(spend_budget(cx));
         Poll::Ready(Ok(buf.len()))
     }
@@ -135,11 +127,7 @@ pub fn repeat(byte: u8) -> Repeat {
 
 impl AsyncRead for Repeat {
     #[inline]
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         ready!(spend_budget(cx));
         let n = buf.remaining();
         buf.put_bytes(self.byte, n);
@@ -168,11 +156,7 @@ pub fn sink() -> Sink {
 
 impl AsyncWrite for Sink {
     #[inline]
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         ready!(spend_budget(cx));
         Poll::Ready(Ok(buf.len()))
     }
