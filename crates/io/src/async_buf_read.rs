@@ -1,17 +1,19 @@
 //! The [`AsyncBufRead`] trait and its impls for std types.
 
+use crate::AsyncRead;
 use std::io;
 use std::ops::DerefMut;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// A reader with an internal buffer that can be looked at before it is consumed.
+/// A reader ([`AsyncRead`]) with an internal buffer that can be looked at before it is
+/// consumed.
 ///
 /// The poll-based counterpart of [`std::io::BufRead`]: `poll_fill_buf` returns the
 /// buffered bytes (reading more first if the buffer is empty; an empty slice means end
 /// of stream) and `consume` marks some of them as used. The methods most code calls are
 /// in [`AsyncBufReadExt`](crate::AsyncBufReadExt).
-pub trait AsyncBufRead {
+pub trait AsyncBufRead: AsyncRead {
     /// Returns the buffered bytes, filling the buffer from the inner reader when it is
     /// empty. An empty slice means the end of the stream.
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>>;
