@@ -276,8 +276,14 @@ fn import_cycles(root: &Path) -> Vec<String> {
 /// The workspace's crates whose modules keep layers, by their folder under `crates/`,
 /// with the fewest modules each must have (a check that found no sources would pass
 /// vacuously).
-const CRATES: &[(&str, usize)] =
-    &[("reactor", 20), ("scheduler", 15), ("net", 20), ("macros", 4), ("netloop", 3), ("sync", 3)];
+const CRATES: &[(&str, usize)] = &[
+    ("reactor", 20),
+    ("scheduler", 15),
+    ("net", 20),
+    ("macros", 4),
+    ("netloop", 3),
+    ("sync", 3),
+];
 
 #[test]
 fn no_crate_has_an_import_cycle() {
@@ -287,7 +293,12 @@ fn no_crate_has_an_import_cycle() {
         let root = crates.join(name).join("src");
         let mut files = Vec::new();
         rust_files(&root, &mut files);
-        assert!(files.len() >= at_least, "found only {} modules under {}", files.len(), root.display());
+        assert!(
+            files.len() >= at_least,
+            "found only {} modules under {}",
+            files.len(),
+            root.display()
+        );
         let cycles = import_cycles(&root);
         println!("{name}: {} modules, {} import cycles", files.len(), cycles.len());
         failures.extend(cycles.into_iter().map(|c| format!("{name}: {c}")));
