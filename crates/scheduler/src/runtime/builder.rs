@@ -123,7 +123,7 @@ impl Builder {
         self
     }
 
-    /// Names the runtime (see [`Handle::name`]). An empty or blank name is an error at
+    /// Names the runtime (see [`Handle::name`](super::Handle::name)). An empty or blank name is an error at
     /// `build`.
     pub fn name(&mut self, name: impl Into<String>) -> &mut Self {
         self.name = Some(name.into());
