@@ -6,8 +6,9 @@
 //! with tokio's inherent methods and its own half types (`tcp::OwnedReadHalf`,
 //! `unix::OwnedReadHalf`, ...), as tokio's are. A stream type using them has an
 //! `io: PollEvented<S>` field, where `&S` reads and writes, and `S` has
-//! `shutdown(Shutdown)` and `take_error()`; its module defines the halves (with
-//! [`byte_stream_halves`], in a module `split`) and has them in scope.
+//! `shutdown(Shutdown)` and `take_error()`. The halves, and the stream's `split` and
+//! `into_split` that make them, are defined by [`byte_stream_halves`] in a module
+//! `split` beside the stream's, which imports the stream: never the other way round.
 
 /// The inherent I/O methods of a byte stream. Expands inside `impl $Stream { .. }`.
 macro_rules! byte_stream_methods {
@@ -28,17 +29,6 @@ macro_rules! byte_stream_methods {
                 )
                 .assuming_ready(netloop_reactor::io::Ready::READABLE | netloop_reactor::io::Ready::WRITABLE),
             }
-        }
-
-        /// Splits into borrowed halves, for use in one task.
-        pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-            (ReadHalf(self), WriteHalf(self))
-        }
-
-        /// Splits into owned halves that may go to different tasks; `reunite` puts them
-        /// back together. Dropping the write half shuts down the write direction.
-        pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-            super::split::split_owned(self)
         }
 
         /// Polls for read readiness (only the last task to poll is woken).
@@ -281,15 +271,26 @@ macro_rules! byte_stream_halves {
 
         impl std::error::Error for ReuniteError {}
 
-        pub(crate) fn split_owned(stream: $Stream) -> (OwnedReadHalf, OwnedWriteHalf) {
-            let inner = std::sync::Arc::new(stream);
-            (
-                OwnedReadHalf { inner: inner.clone() },
-                OwnedWriteHalf {
-                    inner,
-                    shutdown_on_drop: true,
-                },
-            )
+        // The stream's `split` and `into_split` are defined here, beside the halves
+        // they make: the halves name the stream, the stream's own module names no half.
+        impl $Stream {
+            /// Splits into borrowed halves, for use in one task.
+            pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+                (ReadHalf(self), WriteHalf(self))
+            }
+
+            /// Splits into owned halves that may go to different tasks; `reunite` puts
+            /// them back together. Dropping the write half shuts down the write direction.
+            pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+                let inner = std::sync::Arc::new(self);
+                (
+                    OwnedReadHalf { inner: inner.clone() },
+                    OwnedWriteHalf {
+                        inner,
+                        shutdown_on_drop: true,
+                    },
+                )
+            }
         }
 
         fn reunite(read: OwnedReadHalf, mut write: OwnedWriteHalf) -> Result<$Stream, ReuniteError> {

@@ -14,8 +14,9 @@ use netloop_reactor::task::{Runnable, Schedule, TaskList, spawn_unchecked};
 
 use crate::group::ThreadConfig;
 use crate::sync::{lock, unpoison};
+use crate::task::Id;
+use crate::task::JoinHandle;
 use crate::task::harness::identify;
-use crate::task::{Id, JoinHandle};
 
 /// A turn of a blocking task: its only one.
 type PoolRunnable = Runnable<BlockingPool>;

@@ -5,7 +5,7 @@
 //! `enable_io` or `enable_time` panics where a socket, signal or timer is created, so
 //! a program that forgot to enable one fails on netloop where it fails on tokio.
 
-use crate::runtime::Handle;
+use crate::context;
 
 /// tokio's panic for a socket or signal on a runtime built without `enable_io`.
 const IO_DISABLED: &str =
@@ -21,7 +21,7 @@ const TIME_DISABLED: &str = "A Tokio 1.x context was found, but timers are disab
 /// runtime, or on a bare event loop, it does nothing.
 #[track_caller]
 pub fn require_io() {
-    if Handle::try_with_current(|h| h.io_enabled()) == Some(false) {
+    if context::with_current(|rt| rt.map(|rt| rt.io_enabled)) == Some(false) {
         panic!("{IO_DISABLED}");
     }
 }
@@ -30,7 +30,7 @@ pub fn require_io() {
 /// (see [`require_io`]).
 #[track_caller]
 pub fn require_time() {
-    if Handle::try_with_current(|h| h.time_enabled()) == Some(false) {
+    if context::with_current(|rt| rt.map(|rt| rt.time_enabled)) == Some(false) {
         panic!("{TIME_DISABLED}");
     }
 }

@@ -27,10 +27,12 @@
 #![deny(missing_docs)]
 
 mod blocking;
+mod context;
 pub mod drivers;
 mod group;
 pub mod placement;
 pub mod runtime;
+mod shared;
 pub mod sync;
 pub mod task;
 pub mod time;

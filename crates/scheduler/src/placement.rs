@@ -29,7 +29,8 @@ use std::io;
 
 use netloop_reactor::EventLoopHandle;
 
-use crate::runtime::Handle;
+use crate::context::{self, NO_RUNTIME, no_runtime};
+use crate::group::EventLoopGroup;
 use crate::task::try_id;
 
 /// No accept is waiting for a spawn on this thread.
@@ -108,7 +109,7 @@ pub(crate) enum Next {
 }
 
 /// The loop of `group` that `next` picks.
-pub(crate) fn next_of(group: &crate::group::EventLoopGroup, next: Next) -> &EventLoopHandle {
+pub(crate) fn next_of(group: &EventLoopGroup, next: Next) -> &EventLoopHandle {
     let first = group.next();
     let blocked = match next {
         Next::Unblocked => BLOCKED_LOOP.try_with(Cell::get).unwrap_or(0),
@@ -135,7 +136,7 @@ pub(crate) fn with_current_or_next<R>(
     let mut f = Some(f);
     EventLoopHandle::with_current(|current| match current {
         Some(current) if stay() => f.take().map(|f| f(current)),
-        _ => Handle::try_with_current(|handle| f.take().map(|f| f(next_of(&handle.inner.group, next)))).flatten(),
+        _ => context::with_current(|rt| rt.and_then(|rt| f.take().map(|f| f(next_of(&rt.group, next))))),
     })
 }
 
@@ -147,14 +148,13 @@ pub(crate) fn with_spawn_loop<R>(f: impl FnOnce(&EventLoopHandle) -> R) -> R {
     match with_current_or_next(|| !take_accepted(), Next::Unblocked, f) {
         Some(out) => out,
         // Here, not in the closure: the panic points at the caller of `spawn`.
-        None => crate::runtime::no_runtime(),
+        None => no_runtime(),
     }
 }
 
-/// The loop a spawn through `handle` lands on: this thread's loop if it is one of
-/// `handle`'s and its task did not just accept a connection, else `handle`'s next.
-pub(crate) fn spawn_loop_of(handle: &Handle) -> &EventLoopHandle {
-    let group = &handle.inner.group;
+/// The loop a spawn onto the runtime of `group` lands on: this thread's loop if it is
+/// one of `group`'s and its task did not just accept a connection, else `group`'s next.
+pub(crate) fn spawn_loop_of(group: &EventLoopGroup) -> &EventLoopHandle {
     EventLoopHandle::with_current(|current| current.and_then(|c| group.iter().find(|l| *l == c)))
         .filter(|_| !take_accepted())
         .unwrap_or_else(|| next_of(group, Next::Unblocked))
@@ -169,8 +169,7 @@ pub(crate) fn spawn_loop_of(handle: &Handle) -> &EventLoopHandle {
 #[track_caller]
 pub fn registration_loop() -> io::Result<EventLoopHandle> {
     crate::drivers::require_io();
-    with_current_or_next(|| true, Next::Unblocked, EventLoopHandle::clone)
-        .ok_or_else(|| io::Error::other(crate::runtime::NO_RUNTIME))
+    with_current_or_next(|| true, Next::Unblocked, EventLoopHandle::clone).ok_or_else(|| io::Error::other(NO_RUNTIME))
 }
 
 /// The loop a new timer belongs to: this thread's loop, else the current runtime's
@@ -185,7 +184,7 @@ pub(crate) fn timer_loop() -> EventLoopHandle {
     crate::drivers::require_time();
     match with_current_or_next(|| true, Next::RoundRobin, EventLoopHandle::clone) {
         Some(event_loop) => event_loop,
-        None => crate::runtime::no_runtime(),
+        None => no_runtime(),
     }
 }
 
@@ -206,8 +205,8 @@ pub(crate) fn try_timer_loop() -> Option<EventLoopHandle> {
 /// Outside a runtime, with tokio's message.
 #[track_caller]
 pub(crate) fn with_pinned_loop<R>(f: impl FnOnce(&EventLoopHandle) -> R) -> R {
-    match Handle::try_with_current(|handle| f(next_of(&handle.inner.group, Next::RoundRobin))) {
+    match context::with_current(|rt| rt.map(|rt| f(next_of(&rt.group, Next::RoundRobin)))) {
         Some(out) => out,
-        None => crate::runtime::no_runtime(),
+        None => no_runtime(),
     }
 }

@@ -1,10 +1,13 @@
-//! [`OpenOptions`]: `std::fs::OpenOptions`, opening on the blocking pool.
+//! [`OpenOptions`]: `std::fs::OpenOptions`, opening on the blocking pool; and the
+//! constructors of [`File`] that open a path, which go through it. Above `file`: an
+//! open file never names the options it was opened with.
 
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use super::{File, on_path};
+use super::file::File;
+use super::on_path;
 
 /// How to open a file: for reading, writing, appending, creating... (tokio's
 /// `OpenOptions`, wrapping the standard library's).
@@ -113,6 +116,42 @@ impl From<std::fs::OpenOptions> for OpenOptions {
 
 impl Default for OpenOptions {
     fn default() -> OpenOptions {
+        OpenOptions::new()
+    }
+}
+
+impl File {
+    /// Opens `path` for reading.
+    ///
+    /// # Errors
+    ///
+    /// The OS's: a missing file, a permission error...
+    pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new().read(true).open(path).await
+    }
+
+    /// Opens `path` for writing, creating it or truncating it.
+    pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .await
+    }
+
+    /// Creates `path` for reading and writing, failing if it exists.
+    pub async fn create_new(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .await
+    }
+
+    /// Options to open a file with ([`OpenOptions::new`]).
+    pub fn options() -> OpenOptions {
         OpenOptions::new()
     }
 }

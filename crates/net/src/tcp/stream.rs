@@ -10,7 +10,6 @@ use bytes::BufMut;
 use netloop_reactor::io::{Direction, PollEvented};
 use tokio::io::ReadBuf;
 
-use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use crate::addr::{ToSocketAddrs, try_each_addr};
 use crate::registration::{io_shared, poll_read_into};
 

@@ -6,7 +6,6 @@ use std::path::Path;
 
 use netloop_reactor::io::{PollEvented, Ready};
 
-use super::split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use super::{SocketAddr, UCred};
 
 /// A Unix domain stream socket (tokio's `net::UnixStream`): a byte stream to another

@@ -9,14 +9,16 @@ use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{AcqRel, Release};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
 use netloop_reactor::{DriveError, EventLoopHandle};
 
-use super::{Handle, Inner, RuntimeFlavor, context};
+use super::handle::Handle;
+use crate::context;
 use crate::group::EventLoopGroup;
+use crate::shared::{RuntimeFlavor, Shared};
 use crate::sync::{lock, try_lock};
 use crate::time::parked::ParkedTimers;
 
@@ -28,16 +30,21 @@ pub(super) fn in_block_on() -> bool {
     netloop_reactor::in_block_on()
 }
 
-/// Whose turn it is to drive a current_thread runtime's loop.
-#[derive(Default)]
-pub(super) struct DriverSlot {
-    /// Held by the `block_on` caller that drives the loop.
-    turn: Mutex<()>,
-    /// `block_on` callers waiting for the driver, woken when it is let go.
-    waiters: Mutex<Vec<Waker>>,
-}
-
 impl Handle {
+    /// Runs `future` to completion on this thread, in this runtime's context.
+    ///
+    /// On a current-thread runtime the thread also drives the loop meanwhile, so the
+    /// runtime's tasks, I/O and timers make progress (tokio's `Handle::block_on` drives
+    /// nothing, and a timer awaited in it never fires unless another thread is in
+    /// `Runtime::block_on`). The future itself is polled as tokio polls it, off the
+    /// loop: it is not one of the loop's tasks, so `worker_index()` is `None` in it,
+    /// `block_in_place` runs its closure in place, and `spawn_local` needs a `LocalSet`.
+    /// [`Runtime::block_on`](super::Runtime::block_on) polls its future on the loop.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.enter_block_on(future, Root::OffLoop)
+    }
+
     /// Runs `future` to completion on this thread, in this runtime's context; `root`
     /// says whether a current-thread runtime polls it as one of its loop's tasks.
     #[track_caller]
@@ -50,7 +57,7 @@ impl Handle {
             );
         }
         let _blocking = InBlockOn::enter();
-        let _context = context::set(self.clone());
+        let _context = context::set(self.inner.clone());
         #[cfg(feature = "tokio-compat")]
         let _tokio = self.inner.compat.handle().enter();
         let run = || match self.inner.flavor {
@@ -271,7 +278,7 @@ impl ThreadParker {
 /// wakes the callers waiting for it, so one of them takes over the driving.
 struct DriverTurn<'a> {
     guard: Option<MutexGuard<'a, ()>>,
-    inner: &'a Inner,
+    inner: &'a Shared,
 }
 
 impl Drop for DriverTurn<'_> {

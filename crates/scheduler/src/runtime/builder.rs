@@ -7,9 +7,12 @@ use std::time::Duration;
 
 use netloop_reactor::EventLoopBuilder;
 
-use super::{Handle, Id, Inner, Runtime, RuntimeFlavor, context};
+use super::Runtime;
+use super::id::Id;
 use crate::blocking::BlockingPool;
+use crate::context;
 use crate::group::{EventLoopGroup, ThreadConfig, next_group_number};
+use crate::shared::{RuntimeFlavor, Shared};
 
 type Callback = Arc<dyn Fn() + Send + Sync>;
 
@@ -30,7 +33,7 @@ type Callback = Arc<dyn Fn() + Send + Sync>;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct Builder {
-    flavor: RuntimeFlavor,
+    pub(super) flavor: RuntimeFlavor,
     worker_threads: Option<usize>,
     thread_name: Option<Arc<dyn Fn() -> String + Send + Sync>>,
     thread_stack_size: Option<usize>,
@@ -120,7 +123,7 @@ impl Builder {
         self
     }
 
-    /// Names the runtime (see [`Handle::name`]). An empty or blank name is an error at
+    /// Names the runtime (see [`Handle::name`](super::Handle::name)). An empty or blank name is an error at
     /// `build`.
     pub fn name(&mut self, name: impl Into<String>) -> &mut Self {
         self.name = Some(name.into());
@@ -312,18 +315,6 @@ impl Builder {
         Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
 
-    /// Creates a [`LocalRuntime`](super::LocalRuntime): a current-thread runtime that
-    /// is `!Send` and spawns `!Send` tasks with `spawn_local` from outside `block_on`.
-    /// On a multi-thread builder it is an `InvalidInput` error (tokio panics).
-    pub fn build_local(&mut self, _options: super::LocalOptions) -> io::Result<super::LocalRuntime> {
-        if self.flavor != RuntimeFlavor::CurrentThread {
-            return Err(invalid_input(
-                "multi_thread is not supported for LocalRuntime; use Builder::new_current_thread",
-            ));
-        }
-        self.build().map(super::LocalRuntime::from_runtime)
-    }
-
     /// Creates the runtime. Invalid settings are `InvalidInput` errors; if any loop
     /// cannot be created, the others are shut down and the error is returned.
     pub fn build(&mut self) -> io::Result<Runtime> {
@@ -335,7 +326,7 @@ impl Builder {
         let group_no = next_group_number();
         // Every runtime thread enters the runtime's context first, through a weak
         // reference set once the runtime exists: the threads must not keep it alive.
-        let runtime: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
+        let runtime: Arc<OnceLock<Weak<Shared>>> = Arc::new(OnceLock::new());
         #[cfg(feature = "tokio-compat")]
         let compat = super::compat::Compat::new(group_no)?;
         let threads = self.loop_threads(group_no, enter_runtime(runtime.clone()));
@@ -352,7 +343,7 @@ impl Builder {
         let lazy = self.flavor == RuntimeFlavor::MultiThread;
         let group = EventLoopGroup::build(workers, &self.event_loop, threads, lazy)?;
         let blocking = BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive, blocking_threads);
-        let rt = Runtime::from_inner(Inner {
+        let rt = Runtime::from_shared(Shared {
             group,
             blocking,
             flavor: self.flavor,
@@ -448,14 +439,11 @@ type ThreadNames = Arc<dyn Fn(usize) -> String + Send + Sync>;
 type EnterFn = Arc<dyn Fn() -> Box<dyn std::any::Any> + Send + Sync>;
 
 /// Enters the context of `runtime`, once it is set and while it is alive.
-fn enter_runtime(runtime: Arc<OnceLock<Weak<Inner>>>) -> EnterFn {
-    Arc::new(move || {
-        let handle = runtime.get().and_then(Weak::upgrade).map(|inner| Handle { inner });
-        Box::new(handle.map(context::set))
-    })
+fn enter_runtime(runtime: Arc<OnceLock<Weak<Shared>>>) -> EnterFn {
+    Arc::new(move || Box::new(runtime.get().and_then(Weak::upgrade).map(context::set)))
 }
 
 /// A setting's error, as `build` reports it.
-fn invalid_input(msg: impl Into<String>) -> io::Error {
+pub(super) fn invalid_input(msg: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, msg.into())
 }

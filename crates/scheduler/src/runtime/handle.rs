@@ -1,5 +1,7 @@
-//! `Handle`: what spawns onto a runtime, enters it and blocks on it; and the errors and
-//! guards of its context.
+//! `Handle`: what spawns onto a runtime and enters it, and the guard of its context.
+//!
+//! Above the context, placement and spawning, which it uses; `block_on` and the metrics
+//! add their methods to `Handle` from their own modules, above this one.
 
 use std::fmt;
 use std::future::Future;
@@ -8,10 +10,11 @@ use std::time::Duration;
 
 use netloop_reactor::EventLoopHandle;
 
-use super::block_on::Root;
-use super::{Id, Inner, RuntimeFlavor, RuntimeMetrics, context};
+use super::id::Id;
+use crate::context::{self, TryCurrentError};
 use crate::group::EventLoopGroup;
 use crate::placement::spawn_loop_of;
+use crate::shared::{RuntimeFlavor, Shared};
 use crate::task::JoinHandle;
 use crate::task::spawn::spawn_on;
 
@@ -35,7 +38,7 @@ use crate::task::spawn::spawn_on;
 /// ```
 #[derive(Clone)]
 pub struct Handle {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Arc<Shared>,
 }
 
 impl fmt::Debug for Handle {
@@ -46,52 +49,6 @@ impl fmt::Debug for Handle {
             .finish()
     }
 }
-
-/// Returned by [`Handle::try_current`] outside a runtime.
-///
-/// ```
-/// use netloop_scheduler::runtime::{Builder, Handle};
-///
-/// let err = Handle::try_current().unwrap_err(); // a plain thread: no runtime here
-/// assert!(err.is_missing_context());
-///
-/// let rt = Builder::new_current_thread().build()?;
-/// rt.block_on(async { assert!(Handle::try_current().is_ok()) });
-/// # Ok::<(), std::io::Error>(())
-/// ```
-#[derive(Debug)]
-pub struct TryCurrentError(());
-
-impl TryCurrentError {
-    /// True: the thread is not in a runtime's context.
-    pub fn is_missing_context(&self) -> bool {
-        true
-    }
-
-    /// False: netloop's context never outlives its thread-local.
-    pub fn is_thread_local_destroyed(&self) -> bool {
-        false
-    }
-}
-
-impl fmt::Display for TryCurrentError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(NO_RUNTIME)
-    }
-}
-
-impl std::error::Error for TryCurrentError {}
-
-/// Panics as tokio's functions do outside a runtime. Not called from inside a closure:
-/// the panic reports the location of the (track_caller) function the user called.
-#[track_caller]
-pub(crate) fn no_runtime() -> ! {
-    panic!("{}", TryCurrentError(()))
-}
-
-/// tokio's words first (programs and tests match on them), then what it means here.
-pub(crate) const NO_RUNTIME: &str = "there is no reactor running, must be called from the context of a Tokio 1.x runtime \
-     (here a netloop runtime: inside Runtime::block_on, a spawned task, or after Runtime::enter)";
 
 /// Keeps a runtime's context entered on this thread until dropped.
 ///
@@ -138,7 +95,7 @@ impl Handle {
 
     /// The runtime this thread is in, if any.
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        context::current().ok_or(TryCurrentError(()))
+        context::current().map(|inner| Handle { inner })
     }
 
     /// Spawns a future. Called from one of this runtime's loops, it stays on that loop
@@ -150,7 +107,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        spawn_on(spawn_loop_of(self), future)
+        spawn_on(spawn_loop_of(&self.inner.group), future)
     }
 
     /// Runs a blocking closure on the blocking pool.
@@ -176,24 +133,10 @@ impl Handle {
         })
     }
 
-    /// Runs `future` to completion on this thread, in this runtime's context.
-    ///
-    /// On a current-thread runtime the thread also drives the loop meanwhile, so the
-    /// runtime's tasks, I/O and timers make progress (tokio's `Handle::block_on` drives
-    /// nothing, and a timer awaited in it never fires unless another thread is in
-    /// `Runtime::block_on`). The future itself is polled as tokio polls it, off the
-    /// loop: it is not one of the loop's tasks, so `worker_index()` is `None` in it,
-    /// `block_in_place` runs its closure in place, and `spawn_local` needs a `LocalSet`.
-    /// [`Runtime::block_on`](super::Runtime::block_on) polls its future on the loop.
-    #[track_caller]
-    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        self.enter_block_on(future, Root::OffLoop)
-    }
-
     /// Enters this runtime's context: `spawn`, `sleep` and friends work on this thread
     /// until the guard is dropped.
     pub fn enter(&self) -> EnterGuard<'_> {
-        let guard = context::set(self.clone());
+        let guard = context::set(self.inner.clone());
         EnterGuard {
             #[cfg(feature = "tokio-compat")]
             _tokio: self.inner.compat.handle().enter(),
@@ -217,41 +160,10 @@ impl Handle {
         self.inner.name.as_deref()
     }
 
-    /// The runtime's metrics (tokio's stable set; netloop's per-loop metrics are on
-    /// [`event_loops`](Self::event_loops)).
-    pub fn metrics(&self) -> RuntimeMetrics {
-        RuntimeMetrics::new(self.clone())
-    }
-
     /// The event loops behind this runtime (Netty-level access: `execute`,
     /// `schedule*`, `in_event_loop`, metrics, `next()`).
     pub fn event_loops(&self) -> &EventLoopGroup {
         &self.inner.group
-    }
-
-    /// Whether the builder enabled I/O (see [`crate::drivers`]).
-    pub(crate) fn io_enabled(&self) -> bool {
-        self.inner.io_enabled
-    }
-
-    /// Whether the builder enabled timers (see [`crate::drivers`]).
-    pub(crate) fn time_enabled(&self) -> bool {
-        self.inner.time_enabled
-    }
-
-    /// Calls `f` with the runtime this thread is in, borrowed (no reference-count
-    /// traffic, unlike [`current`](Self::current)). Panics outside a runtime.
-    #[track_caller]
-    pub(crate) fn with_current<R>(f: impl FnOnce(&Handle) -> R) -> R {
-        match Handle::try_with_current(f) {
-            Some(out) => out,
-            None => no_runtime(),
-        }
-    }
-
-    /// [`with_current`](Self::with_current), or `None` outside a runtime.
-    pub(crate) fn try_with_current<R>(f: impl FnOnce(&Handle) -> R) -> Option<R> {
-        context::with_current(|handle| handle.map(f))
     }
 
     /// Asks every loop to shut down gracefully, without waiting for them.
@@ -272,7 +184,7 @@ impl Handle {
         // Tasks dropped on this thread (a current-thread runtime's, whose loop is driven
         // here) see the runtime as current in their destructors, as on tokio.
         let _context = (self.inner.flavor == RuntimeFlavor::CurrentThread)
-            .then(|| context::try_set(self.clone()))
+            .then(|| context::try_set(self.inner.clone()))
             .flatten();
         self.begin_shutdown();
         let on_our_loop = EventLoopHandle::current().is_some_and(|l| self.inner.group.contains(&l));

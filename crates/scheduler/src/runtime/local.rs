@@ -1,13 +1,21 @@
 //! `LocalRuntime`: a current-thread runtime that is `!Send` and spawns `!Send` tasks
-//! from outside `block_on` (tokio's `runtime::LocalRuntime`).
+//! from outside `block_on` (tokio's `runtime::LocalRuntime`); and what joins a runtime
+//! to a `LocalSet` (`Builder::build_local`, `LocalSet::block_on`), kept here, above
+//! both, so that the builder and the task layer name neither.
 
 use std::fmt;
 use std::future::Future;
+use std::io;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use super::{EnterGuard, Handle, Runtime, RuntimeMetrics};
-use crate::task::{JoinHandle, LocalSet};
+use super::Runtime;
+use super::builder::{Builder, invalid_input};
+use super::handle::{EnterGuard, Handle};
+use super::metrics::RuntimeMetrics;
+use crate::shared::RuntimeFlavor;
+use crate::task::JoinHandle;
+use crate::task::LocalSet;
 
 /// Options for [`Builder::build_local`](super::Builder::build_local); none yet, as
 /// in tokio.
@@ -66,7 +74,7 @@ impl fmt::Debug for LocalRuntime {
 impl LocalRuntime {
     /// A local runtime with I/O and time enabled (tokio's `LocalRuntime::new`).
     pub fn new() -> std::io::Result<LocalRuntime> {
-        super::Builder::new_current_thread()
+        Builder::new_current_thread()
             .enable_all()
             .build_local(LocalOptions::default())
     }
@@ -137,6 +145,28 @@ impl LocalRuntime {
         let LocalRuntime { local, runtime, .. } = self;
         drop(local);
         runtime.shutdown_background();
+    }
+}
+
+impl Builder {
+    /// Creates a [`LocalRuntime`]: a current-thread runtime that
+    /// is `!Send` and spawns `!Send` tasks with `spawn_local` from outside `block_on`.
+    /// On a multi-thread builder it is an `InvalidInput` error (tokio panics).
+    pub fn build_local(&mut self, _options: LocalOptions) -> io::Result<LocalRuntime> {
+        if self.flavor != RuntimeFlavor::CurrentThread {
+            return Err(invalid_input(
+                "multi_thread is not supported for LocalRuntime; use Builder::new_current_thread",
+            ));
+        }
+        self.build().map(LocalRuntime::from_runtime)
+    }
+}
+
+impl LocalSet {
+    /// Runs `future` on `rt`, driving the set meanwhile.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, rt: &Runtime, future: F) -> F::Output {
+        rt.block_on(self.run_until(future))
     }
 }
 

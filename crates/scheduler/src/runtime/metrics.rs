@@ -1,10 +1,11 @@
-//! `RuntimeMetrics`: tokio's stable runtime metrics, read from the loops' own.
+//! `RuntimeMetrics`: tokio's stable runtime metrics, read from the loops' own, and
+//! `Handle::metrics`, which makes them (above the handle).
 
 use std::time::Duration;
 
 use netloop_reactor::LoopMetrics;
 
-use super::Handle;
+use super::handle::Handle;
 
 /// A view of a runtime's metrics (tokio's `runtime::RuntimeMetrics`). Each call reads
 /// the loops' published counters; a worker is one event loop, by index.
@@ -25,11 +26,15 @@ pub struct RuntimeMetrics {
     handle: Handle,
 }
 
-impl RuntimeMetrics {
-    pub(crate) fn new(handle: Handle) -> RuntimeMetrics {
-        RuntimeMetrics { handle }
+impl Handle {
+    /// The runtime's metrics (tokio's stable set; netloop's per-loop metrics are on
+    /// [`event_loops`](Self::event_loops)).
+    pub fn metrics(&self) -> RuntimeMetrics {
+        RuntimeMetrics { handle: self.clone() }
     }
+}
 
+impl RuntimeMetrics {
     fn worker(&self, worker: usize) -> LoopMetrics {
         let loops = self.handle.event_loops();
         match loops.get(worker) {

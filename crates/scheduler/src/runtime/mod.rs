@@ -16,7 +16,6 @@ mod builder;
 pub(crate) mod compat;
 #[cfg(not(feature = "tokio-compat"))]
 mod compat_hint;
-pub(crate) mod context;
 mod handle;
 mod id;
 mod local;
@@ -25,7 +24,7 @@ mod metrics;
 use std::fmt;
 use std::future::Future;
 use std::io;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -33,14 +32,14 @@ use netloop_reactor::EventLoopHandle;
 
 pub(crate) use block_on::outside_block_on;
 pub use builder::Builder;
-pub use handle::{EnterGuard, Handle, TryCurrentError};
-pub(crate) use handle::{NO_RUNTIME, no_runtime};
+pub use handle::{EnterGuard, Handle};
 pub use id::Id;
 pub use local::{LocalOptions, LocalRuntime};
 pub use metrics::RuntimeMetrics;
 
-use crate::blocking::BlockingPool;
-use crate::group::EventLoopGroup;
+pub use crate::context::TryCurrentError;
+pub use crate::shared::RuntimeFlavor;
+use crate::shared::Shared;
 use crate::task::JoinHandle;
 
 /// The index of the loop the calling thread runs, within its runtime: `0..worker_threads`
@@ -74,53 +73,6 @@ pub fn worker_index() -> Option<usize> {
 /// ```
 pub fn is_rt_shutdown_err(err: &io::Error) -> bool {
     netloop_reactor::is_loop_shut_down(err)
-}
-
-/// Which kind of runtime this is (tokio's `RuntimeFlavor`).
-///
-/// Library code can ask, for instance to avoid
-/// [`block_in_place`](crate::task::block_in_place), which panics on a current-thread
-/// runtime:
-///
-/// ```
-/// use netloop_scheduler::runtime::{Builder, Handle, RuntimeFlavor};
-///
-/// let rt = Builder::new_current_thread().build()?;
-/// rt.block_on(async {
-///     let flavor = Handle::current().runtime_flavor();
-///     assert_eq!(flavor, RuntimeFlavor::CurrentThread);
-/// });
-/// # Ok::<(), std::io::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RuntimeFlavor {
-    /// One loop, driven by the thread inside `block_on`.
-    CurrentThread,
-    /// A group of loops, one thread each.
-    MultiThread,
-}
-
-/// What a runtime is made of, shared by its handles.
-pub(crate) struct Inner {
-    pub(crate) group: EventLoopGroup,
-    pub(crate) blocking: BlockingPool,
-    flavor: RuntimeFlavor,
-    /// current_thread: whose turn it is to drive the loop in `block_on`.
-    driver: block_on::DriverSlot,
-    /// The thread that created it, for a `LocalRuntime`: the only one that may spawn
-    /// `!Send` tasks into it.
-    pub(crate) local_owner: OnceLock<thread::ThreadId>,
-    shutdown_timeout: Duration,
-    id: Id,
-    name: Option<String>,
-    /// `Builder::enable_io` was called: sockets and signals may be created.
-    io_enabled: bool,
-    /// `Builder::enable_time` was called: timers may be created.
-    time_enabled: bool,
-    /// The tokio runtime whose context every thread of this one enters.
-    #[cfg(feature = "tokio-compat")]
-    pub(crate) compat: compat::Compat,
 }
 
 /// The netloop runtime (tokio's `Runtime`): a group of event loops plus a blocking
@@ -162,7 +114,7 @@ impl Runtime {
         Builder::new_multi_thread().enable_all().build()
     }
 
-    pub(crate) fn from_inner(inner: Inner) -> Runtime {
+    pub(crate) fn from_shared(inner: Shared) -> Runtime {
         Runtime {
             handle: Handle { inner: Arc::new(inner) },
             shut_down: false,

@@ -7,8 +7,9 @@ use std::mem::ManuallyDrop;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use super::error::JoinError;
 use super::harness::WithId;
-use super::{Id, JoinError};
+use super::id::Id;
 
 /// An owned permission to join a task: awaiting it gives the task's output
 /// (tokio's `JoinHandle`).

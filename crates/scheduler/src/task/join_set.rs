@@ -7,9 +7,13 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
-use super::LocalSet;
-use super::spawn::spawn_with;
-use super::{AbortHandle, Id, JoinError, JoinHandle};
+use super::error::JoinError;
+use super::id::Id;
+use super::join::{AbortHandle, JoinHandle};
+use super::local::LocalSet;
+use super::spawn::{spawn_local_with_id, spawn_with};
+use crate::blocking::BlockingPool;
+use crate::context;
 use crate::placement::{spawn_loop_of, with_spawn_loop};
 use crate::runtime::Handle;
 use crate::sync::lock;
@@ -238,7 +242,7 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        self.spawn_on_loop(spawn_loop_of(handle), future)
+        self.spawn_on_loop(spawn_loop_of(&handle.inner.group), future)
     }
 
     fn spawn_on_loop<F>(&mut self, event_loop: &netloop_reactor::EventLoopHandle, future: F) -> AbortHandle
@@ -267,7 +271,7 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: FnOnce() -> T + Send + 'static,
     {
-        Handle::with_current(|handle| self.spawn_blocking_on(f, handle))
+        context::with_runtime(|rt| self.spawn_blocking_in(&rt.blocking, f))
     }
 
     /// Runs a blocking closure on `handle`'s blocking pool as a member of the set.
@@ -275,8 +279,16 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: FnOnce() -> T + Send + 'static,
     {
+        self.spawn_blocking_in(&handle.inner.blocking, f)
+    }
+
+    /// Runs a blocking closure on `pool` as a member of the set.
+    fn spawn_blocking_in<F>(&mut self, pool: &BlockingPool, f: F) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+    {
         let finished = self.finished.clone();
-        let handle = handle.inner.blocking.spawn_with_id(move |id| {
+        let handle = pool.spawn_with_id(move |id| {
             let _done = OnDone { finished, id };
             f()
         });
@@ -292,7 +304,7 @@ impl<T: 'static> JoinSet<T> {
         F: Future<Output = T> + 'static,
     {
         let finished = self.finished.clone();
-        let handle = super::spawn::spawn_local_with_id(move |id| {
+        let handle = spawn_local_with_id(move |id| {
             let done = OnDone { finished, id };
             async move {
                 let _done = done;

@@ -18,8 +18,8 @@ use std::task::{Context, Poll, Waker};
 use netloop_reactor::task::{LocalBlocks, Runnable, Schedule, TaskList, spawn_unchecked};
 
 use super::harness::identify;
-use super::{Id, JoinHandle};
-use crate::runtime::Runtime;
+use super::id::Id;
+use super::join::JoinHandle;
 use crate::sync::lock;
 
 /// Tasks polled per turn of the set before it yields to its caller.
@@ -367,12 +367,6 @@ impl LocalSet {
             })
         })
         .await
-    }
-
-    /// Runs `future` on `rt`, driving the set meanwhile.
-    #[track_caller]
-    pub fn block_on<F: Future>(&self, rt: &Runtime, future: F) -> F::Output {
-        rt.block_on(self.run_until(future))
     }
 
     /// Enters the set's context on this thread until the guard drops: off a loop,

@@ -26,6 +26,8 @@ pub mod futures {
 
 use std::future::Future;
 
+use crate::shared::RuntimeFlavor;
+
 /// Runs a blocking closure on the runtime's blocking pool (tokio's
 /// `task::spawn_blocking`). Panics outside a runtime.
 ///
@@ -85,8 +87,7 @@ where
     F: FnOnce() -> R,
 {
     let on_current_thread_loop = netloop_reactor::EventLoopHandle::with_current(|l| l.is_some())
-        && crate::runtime::Handle::try_current()
-            .is_ok_and(|h| h.runtime_flavor() == crate::runtime::RuntimeFlavor::CurrentThread);
+        && crate::context::with_current(|rt| rt.is_some_and(|rt| rt.flavor == RuntimeFlavor::CurrentThread));
     if on_current_thread_loop || local::in_local_set() {
         panic!("can call blocking only when running on the multi-threaded runtime");
     }

@@ -5,7 +5,10 @@ use std::future::Future;
 use netloop_reactor::{EventLoopHandle, SpawnLocalError};
 
 use super::harness::{WithId, identify};
-use super::{Id, JoinHandle};
+use super::id::Id;
+use super::join::JoinHandle;
+use super::local::{spawn_in_current_set, spawn_in_runtime_set};
+use crate::context;
 use crate::placement::{with_pinned_loop, with_spawn_loop};
 
 /// Spawns `future` on `event_loop`, for life.
@@ -109,7 +112,7 @@ where
     let id = Id::next();
     // Inside a `LocalSet` (being driven or entered), the task joins the set, as on
     // tokio: awaiting the set waits for it too. Else it joins this thread's loop.
-    let future = match super::local::spawn_in_current_set(make(id), id) {
+    let future = match spawn_in_current_set(make(id), id) {
         Ok(handle) => return handle,
         Err(future) => future,
     };
@@ -121,14 +124,12 @@ where
         };
     }
     // In a `LocalRuntime`'s context outside its `block_on`: its set, on its thread.
-    let local_runtime = crate::runtime::Handle::try_current()
-        .ok()
-        .and_then(|h| h.inner.local_owner.get().map(|owner| (h.id(), *owner)));
+    let local_runtime = context::with_current(|rt| rt.and_then(|rt| rt.local_owner.get().map(|owner| (rt.id, *owner))));
     let future = match local_runtime {
         Some((_, owner)) if owner != std::thread::current().id() => {
             panic!("Local tasks can only be spawned on a LocalRuntime from the thread the runtime was created on")
         }
-        Some((runtime, _)) => match super::local::spawn_in_runtime_set(runtime, future, id) {
+        Some((runtime, _)) => match spawn_in_runtime_set(runtime, future, id) {
             Ok(handle) => return handle,
             Err(future) => future,
         },

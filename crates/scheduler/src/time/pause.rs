@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use netloop_reactor::EventLoopHandle;
 
-use crate::runtime::{Handle, RuntimeFlavor};
+use crate::context;
+use crate::shared::RuntimeFlavor;
 
 #[track_caller]
 fn current_loop(what: &str) -> EventLoopHandle {
-    let flavor = Handle::try_current().map(|h| h.runtime_flavor()).ok();
+    let flavor = context::with_current(|rt| rt.map(|rt| rt.flavor));
     match (EventLoopHandle::current(), flavor) {
         (Some(l), Some(RuntimeFlavor::CurrentThread)) => l,
         _ => panic!("`time::{what}()` requires a `current_thread` netloop runtime, called from inside it"),

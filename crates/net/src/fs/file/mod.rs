@@ -7,6 +7,9 @@
 //! - the OS file position is past any unread bytes in the buffer, so anything that
 //!   moves the position (a write, a seek) first seeks back over them;
 //! - a failed background write is reported by the next write, flush or seek.
+//!
+//! Opening a file (`File::open`, `create`, `options`...) is `open_options`'s, above
+//! this module: a `File` is made here only from an open standard-library file.
 
 mod buf;
 mod state;
@@ -15,7 +18,6 @@ use std::fmt;
 use std::fs::{Metadata, Permissions};
 use std::future::poll_fn;
 use std::io::{self, IoSlice, Seek, SeekFrom};
-use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -23,7 +25,7 @@ use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 use tokio::sync::Mutex;
 
-use super::{OpenOptions, asyncify};
+use super::asyncify;
 use buf::Buf;
 use state::{Inner, Operation, State};
 
@@ -66,39 +68,6 @@ pub struct File {
 }
 
 impl File {
-    /// Opens `path` for reading.
-    ///
-    /// # Errors
-    ///
-    /// The OS's: a missing file, a permission error...
-    pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
-        OpenOptions::new().read(true).open(path).await
-    }
-
-    /// Opens `path` for writing, creating it or truncating it.
-    pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
-        OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .await
-    }
-
-    /// Creates `path` for reading and writing, failing if it exists.
-    pub async fn create_new(path: impl AsRef<Path>) -> io::Result<File> {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .await
-    }
-
-    /// Options to open a file with ([`OpenOptions::new`]).
-    pub fn options() -> OpenOptions {
-        OpenOptions::new()
-    }
     /// Wraps an open standard-library file.
     pub fn from_std(std: std::fs::File) -> File {
         File {
