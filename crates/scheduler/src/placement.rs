@@ -191,10 +191,10 @@ pub(crate) fn timer_loop() -> EventLoopHandle {
 /// The loop a timer of this thread would live on, if the thread is in a runtime with
 /// time enabled; `None` elsewhere (no panic).
 pub(crate) fn try_timer_loop() -> Option<EventLoopHandle> {
-    if Handle::try_with_current(|h| h.time_enabled()) != Some(true) {
-        return None;
-    }
-    with_current_or_next(|| true, Next::RoundRobin, EventLoopHandle::clone)
+    context::with_current(|rt| {
+        rt.filter(|rt| rt.time_enabled)
+            .map(|rt| next_of(&rt.group, Next::RoundRobin).clone())
+    })
 }
 
 /// The loop [`task::spawn_pinned`](crate::task::spawn_pinned) builds its future on:
