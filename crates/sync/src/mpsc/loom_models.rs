@@ -1,0 +1,1 @@
+//! Loom models of the block list and the receiver's waker.

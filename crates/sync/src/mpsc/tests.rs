@@ -1,0 +1,1 @@
+//! Unit tests of the channel's core, small enough for miri.
