@@ -52,7 +52,7 @@ struct Node {
     waker: Option<Waker>,
     /// Permits still missing.
     needed: usize,
-    /// Permits already handed to this node (returned on close or drop).
+    /// Permits already handed to this node (given back if it fails or is dropped).
     held: usize,
     outcome: Outcome,
 }
@@ -193,18 +193,17 @@ impl Capacity {
         wakers
     }
 
-    /// Fails every waiting sender and every later acquire; waiting senders' partial
-    /// permits return to the count.
+    /// Fails every queued sender (even one already granted its permits but not yet
+    /// polled, as tokio's does) and every later acquire. A queued sender gives back
+    /// what it holds when it is polled or dropped.
     pub(crate) fn close(&self) {
         let mut q = crate::loom::lock(&self.queue);
         let mut wakers = WakeBatch::new();
-        let mut returned = 0;
         let mut at = q.list.front_key();
         while let Some(key) = at {
             let node = q.list.get_mut(key);
-            if node.outcome == Outcome::Waiting {
+            if node.outcome != Outcome::Closed {
                 node.outcome = Outcome::Closed;
-                returned += std::mem::take(&mut node.held);
                 if let Some(w) = node.waker.take() {
                     wakers.push(w);
                 }
@@ -212,14 +211,7 @@ impl Capacity {
             at = q.list.next_key(key);
         }
         q.waiting = 0;
-        let mut s = self.state.load(Acquire);
-        loop {
-            let new = ((s | CLOSED) & !WAITING) + (returned << SHIFT);
-            match self.state.compare_exchange_weak(s, new, AcqRel, Acquire) {
-                Ok(_) => break,
-                Err(actual) => s = actual,
-            }
-        }
+        self.state.fetch_update(AcqRel, Acquire, |s| Some((s | CLOSED) & !WAITING)).ok();
         drop(q);
         wakers.wake();
     }
@@ -289,8 +281,11 @@ impl<'a> AcquireFut<'a> {
                         self.step = Step::Holding;
                     }
                     Outcome::Closed => {
-                        q.list.remove(key);
+                        let node = q.list.remove(key);
                         self.step = Step::Done;
+                        let wakers = self.cap.distribute(&mut q, node.held);
+                        drop(q);
+                        wakers.wake();
                         return Poll::Ready(Err(Closed));
                     }
                 }
@@ -358,8 +353,7 @@ impl Drop for AcquireFut<'_> {
                         q.waiting -= 1;
                         node.held
                     }
-                    Outcome::Granted => node.held,
-                    Outcome::Closed => 0,
+                    Outcome::Granted | Outcome::Closed => node.held,
                 };
                 // Even with nothing to give back, a node that stops waiting may be the
                 // last: `distribute` then clears `WAITING`.

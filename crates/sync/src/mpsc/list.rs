@@ -189,6 +189,11 @@ unsafe impl<T: Send> Send for ListRx<T> {}
 // SAFETY: see above.
 unsafe impl<T: Send> Sync for ListRx<T> {}
 
+// The list's state is consistent between any two steps of its code (no user code runs
+// in the middle of one), so a panic elsewhere leaves nothing half-done to observe.
+impl<T> std::panic::UnwindSafe for ListRx<T> {}
+impl<T> std::panic::RefUnwindSafe for ListRx<T> {}
+
 /// An empty list starting at slot `start` (a block boundary).
 pub(crate) fn list<T>(start: usize) -> (ListTx<T>, ListRx<T>) {
     debug_assert_eq!(slot_of(start), 0);
