@@ -460,14 +460,20 @@ impl<T> fmt::Debug for PermitIterator<'_, T> {
 impl<T> OwnedPermit<T> {
     /// Sends `value` into the reserved slot and returns the sender.
     pub fn send(mut self, value: T) -> Sender<T> {
-        let chan = self.chan.take().expect("an OwnedPermit holds its sender until consumed");
+        let chan = self
+            .chan
+            .take()
+            .expect("an OwnedPermit holds its sender until consumed");
         chan.send(value);
         Sender { chan }
     }
 
     /// Frees the reserved slot unused and returns the sender.
     pub fn release(mut self) -> Sender<T> {
-        let chan = self.chan.take().expect("an OwnedPermit holds its sender until consumed");
+        let chan = self
+            .chan
+            .take()
+            .expect("an OwnedPermit holds its sender until consumed");
         give_back(&chan, 1);
         Sender { chan }
     }

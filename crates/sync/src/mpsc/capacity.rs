@@ -79,7 +79,10 @@ struct WakeBatch {
 
 impl WakeBatch {
     const fn new() -> Self {
-        WakeBatch { first: None, rest: Vec::new() }
+        WakeBatch {
+            first: None,
+            rest: Vec::new(),
+        }
     }
 
     fn push(&mut self, w: Waker) {
@@ -102,7 +105,10 @@ impl WakeBatch {
 
 impl Capacity {
     pub(crate) fn new(permits: usize) -> Self {
-        assert!(permits <= MAX_PERMITS, "a semaphore may not have more than MAX_PERMITS permits ({MAX_PERMITS})");
+        assert!(
+            permits <= MAX_PERMITS,
+            "a semaphore may not have more than MAX_PERMITS permits ({MAX_PERMITS})"
+        );
         Capacity {
             state: AtomicUsize::new(permits << SHIFT),
             queue: Mutex::new(Queue::default()),
@@ -211,7 +217,9 @@ impl Capacity {
             at = q.list.next_key(key);
         }
         q.waiting = 0;
-        self.state.fetch_update(AcqRel, Acquire, |s| Some((s | CLOSED) & !WAITING)).ok();
+        self.state
+            .fetch_update(AcqRel, Acquire, |s| Some((s | CLOSED) & !WAITING))
+            .ok();
         drop(q);
         wakers.wake();
     }
@@ -248,7 +256,11 @@ pub(crate) struct AcquireFut<'a> {
 
 impl<'a> AcquireFut<'a> {
     pub(crate) fn new(cap: &'a Capacity, n: usize) -> Self {
-        AcquireFut { cap, n, step: Step::Start }
+        AcquireFut {
+            cap,
+            n,
+            step: Step::Start,
+        }
     }
 
     pub(crate) fn poll_acquire(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Closed>> {

@@ -131,8 +131,13 @@ impl<T> Block<T> {
     unsafe fn try_link(&self, block: NonNull<Block<T>>) -> Result<(), NonNull<Block<T>>> {
         // SAFETY: the caller owns `block`; nobody else reads it until the CAS below
         // publishes it (with `Release`, so its start is seen with it).
-        unsafe { block.as_ref() }.start.store(self.start().wrapping_add(BLOCK_CAP), Relaxed);
-        match self.next.compare_exchange(ptr::null_mut(), block.as_ptr(), AcqRel, Acquire) {
+        unsafe { block.as_ref() }
+            .start
+            .store(self.start().wrapping_add(BLOCK_CAP), Relaxed);
+        match self
+            .next
+            .compare_exchange(ptr::null_mut(), block.as_ptr(), AcqRel, Acquire)
+        {
             Ok(_) => Ok(()),
             // SAFETY: a non-null `next` always points to a linked, live block.
             Err(next) => Err(unsafe { NonNull::new_unchecked(next) }),
@@ -250,7 +255,11 @@ impl<T> ListTx<T> {
             let next = block.next_or_grow();
             move_tail &= block.all_ready();
             if move_tail {
-                if self.tail_block.compare_exchange(at, next.as_ptr(), Release, Relaxed).is_ok() {
+                if self
+                    .tail_block
+                    .compare_exchange(at, next.as_ptr(), Release, Relaxed)
+                    .is_ok()
+                {
                     // The stamp: every later claim sees the moved tail (invariant 3).
                     let stamp = self.tail_pos.fetch_add(0, Release);
                     block.observed_tail.store(stamp, Relaxed);
@@ -370,7 +379,11 @@ impl<T> ListRx<T> {
         if len == 0 {
             return 0;
         }
-        if self.slot_written(tx, tail.wrapping_sub(1)) { len } else { len - 1 }
+        if self.slot_written(tx, tail.wrapping_sub(1)) {
+            len
+        } else {
+            len - 1
+        }
     }
 
     /// True if nothing is ready to receive.

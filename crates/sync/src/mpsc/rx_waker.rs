@@ -10,7 +10,7 @@
 use std::fmt;
 use std::task::Waker;
 
-use super::cell::UnsafeCell;
+use super::cell::{UnsafeCell, spin_yield};
 use crate::loom::sync::atomic::AtomicUsize;
 use crate::loom::sync::atomic::Ordering::{AcqRel, Acquire, Release};
 
@@ -60,8 +60,12 @@ impl RxWaker {
                     }
                 }
             }
-            // A wake is being delivered right now: have the task polled again.
-            Err(WAKING) => waker.wake_by_ref(),
+            // A wake is being delivered right now: have the task polled again, and
+            // give the waking thread a moment to finish.
+            Err(WAKING) => {
+                waker.wake_by_ref();
+                spin_yield();
+            }
             // Only one task registers at a time (the receiver); nothing to do.
             Err(_) => {}
         }
