@@ -15,5 +15,6 @@ mod blocking;
 mod loom;
 
 // Each primitive's module is added here as it lands.
+pub mod mpsc;
 #[allow(dead_code)]
 mod waiters;

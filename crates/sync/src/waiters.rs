@@ -101,6 +101,19 @@ impl<T> WaitList<T> {
         (self.head != NIL).then_some(WaiterKey(self.head))
     }
 
+    /// The key of the node after `key` (front to back), if any: a walk that changes
+    /// nodes in place goes `front_key`, `next_key`, ...
+    ///
+    /// # Panics
+    ///
+    /// If `key` was removed.
+    pub(crate) fn next_key(&self, key: WaiterKey) -> Option<WaiterKey> {
+        match self.slots.get(key.0 as usize) {
+            Some(Slot::Occupied { next, .. }) => (*next != NIL).then_some(WaiterKey(*next)),
+            _ => panic!("a waiter key outlived its node"),
+        }
+    }
+
     /// Removes and returns the front value.
     pub(crate) fn pop_front(&mut self) -> Option<T> {
         (self.head != NIL).then(|| self.remove(WaiterKey(self.head)))
