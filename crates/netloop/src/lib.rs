@@ -183,6 +183,7 @@ pub use netloop_scheduler::{runtime, task, task_local, time};
 /// Synchronization primitives: tokio's `sync` module itself (channels, `Mutex`,
 /// `Notify`, `Semaphore`, ...), which is runtime-agnostic and works on netloop.
 pub mod sync {
+    pub use netloop_sync::mpsc;
     pub use tokio::sync::*;
 }
 

@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 
 use super::capacity::{AcquireFut, Capacity, TryAcquireError};
 use super::chan::{self, Bounded, Chan, Sem};
-use super::error::{SendError, TryRecvError, TrySendError};
+use super::error::{SendError, SendTimeoutError, TryRecvError, TrySendError};
 use crate::loom::sync::Arc;
 
 /// Makes a channel that buffers at most `buffer` messages, returning its first
@@ -206,6 +206,24 @@ impl<T> Sender<T> {
     /// Resolves once the receiver is dropped or closed.
     pub async fn closed(&self) {
         self.chan.closed().await;
+    }
+
+    /// [`send`](Self::send), giving up after `timeout` without room: the value comes
+    /// back as `Timeout`, or as `Closed` if the receiver is gone or closed.
+    ///
+    /// The wait is a timer of the current runtime, so this needs one with time
+    /// enabled (it panics at its first poll elsewhere, as tokio's does), and it follows
+    /// a paused clock.
+    #[cfg(not(loom))]
+    pub async fn send_timeout(&self, value: T, timeout: std::time::Duration) -> Result<(), SendTimeoutError<T>> {
+        match netloop_scheduler::time::timeout(timeout, self.reserve()).await {
+            Err(_) => Err(SendTimeoutError::Timeout(value)),
+            Ok(Err(_)) => Err(SendTimeoutError::Closed(value)),
+            Ok(Ok(permit)) => {
+                permit.send(value);
+                Ok(())
+            }
+        }
     }
 
     /// Sends `message` if there is room now; otherwise gives it back as `Full` or
