@@ -14,5 +14,7 @@ mod blocking;
 mod loom;
 
 // Each primitive's module is added here as it lands.
+pub mod broadcast;
+pub mod watch;
 #[allow(dead_code)]
 mod waiters;
