@@ -544,9 +544,18 @@ impl<T> Receiver<T> {
     }
 }
 
-/// Takes the value when this receiver was the last to need it, clones it otherwise.
-fn take_or_clone<T: Clone>(slot: &mut Slot<T>) -> Option<T> {
-    if slot.rem == 0 { slot.val.take() } else { slot.val.clone() }
+/// Clones the slot's value out; when this receiver was the last to need it, also
+/// takes the slot's copy, for the caller to drop after the lock is released. (The
+/// copy could be moved out instead of cloned, but tokio clones for every receiver and
+/// code may rely on it, e.g. on a panicking `clone`.)
+fn clone_out<T: Clone>(slot: &mut Slot<T>) -> (Option<T>, Option<T>) {
+    if slot.rem == 0 {
+        // Taken first, so that a panicking `clone` still releases it.
+        let released = slot.val.take();
+        (released.clone(), released)
+    } else {
+        (slot.val.clone(), None)
+    }
 }
 
 impl<T: Clone> Receiver<T> {
@@ -577,7 +586,9 @@ impl<T: Clone> Receiver<T> {
 
     /// Takes the next value if one is ready, without waiting.
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        self.recv_with(None, take_or_clone)?.ok_or(TryRecvError::Closed)
+        let (value, released) = self.recv_with(None, clone_out)?;
+        drop(released);
+        value.ok_or(TryRecvError::Closed)
     }
 
     /// Waits for the next value, blocking this thread: for code outside the runtime.
@@ -629,8 +640,11 @@ impl<T: Clone> Future for Recv<'_, T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let coop = ready!(netloop_reactor::coop::poll_proceed(cx));
         let this = self.get_mut();
-        let out = match this.rx.recv_with(Some((&mut this.entry, cx.waker())), take_or_clone) {
-            Ok(value) => value.ok_or(RecvError::Closed),
+        let out = match this.rx.recv_with(Some((&mut this.entry, cx.waker())), clone_out) {
+            Ok((value, released)) => {
+                drop(released);
+                value.ok_or(RecvError::Closed)
+            }
             Err(TryRecvError::Empty) => return Poll::Pending,
             Err(TryRecvError::Lagged(n)) => Err(RecvError::Lagged(n)),
             Err(TryRecvError::Closed) => Err(RecvError::Closed),
@@ -707,7 +721,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn last_reader_moves_the_value_out() {
+    fn last_reader_releases_the_slot() {
         let (tx, mut rx1) = channel(4);
         let mut rx2 = tx.subscribe();
         let v = Arc::new(());
@@ -716,7 +730,7 @@ mod tests {
         let a = rx1.try_recv().unwrap();
         assert_eq!(Arc::strong_count(&v), 3);
         let b = rx2.try_recv().unwrap();
-        assert_eq!(Arc::strong_count(&v), 3, "the last reader takes the slot's value");
+        assert_eq!(Arc::strong_count(&v), 3, "the last reader releases the slot's copy");
         drop((a, b));
         assert_eq!(Arc::strong_count(&v), 1);
     }

@@ -356,6 +356,11 @@ impl<T> Receiver<T> {
         Ok(state & !CLOSED != self.version)
     }
 
+    /// True if every sender is gone.
+    pub fn is_closed(&self) -> bool {
+        self.shared.state.load(Acquire) & CLOSED == CLOSED
+    }
+
     /// Makes the current value count as unseen, so that the next
     /// [`changed`](Self::changed) completes at once.
     pub fn mark_changed(&mut self) {
