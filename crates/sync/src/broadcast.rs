@@ -577,11 +577,7 @@ impl<T: Clone> Receiver<T> {
     ///
     /// Cancel safe: dropping the future before it completes loses no value.
     pub async fn recv(&mut self) -> Result<T, RecvError> {
-        Recv {
-            rx: self,
-            entry: None,
-        }
-        .await
+        Recv { rx: self, entry: None }.await
     }
 
     /// Takes the next value if one is ready, without waiting.

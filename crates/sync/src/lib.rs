@@ -15,6 +15,6 @@ mod loom;
 
 // Each primitive's module is added here as it lands.
 pub mod broadcast;
-pub mod watch;
 #[allow(dead_code)]
 mod waiters;
+pub mod watch;

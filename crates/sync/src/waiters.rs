@@ -237,15 +237,19 @@ impl WakerQueue {
     /// Registers `waker` for the next [`take_all`](Self::take_all). If `entry` is
     /// still linked its waker is replaced when it would wake another task; the
     /// replaced waker is returned so the caller drops it after releasing its lock.
-    pub(crate) fn register(&mut self, entry: &mut Option<WakerEntry>, waker: &std::task::Waker) -> Option<std::task::Waker> {
-        if let Some((key, round)) = *entry {
-            if round == self.round {
-                let slot = self.list.get_mut(key);
-                if slot.will_wake(waker) {
-                    return None;
-                }
-                return Some(std::mem::replace(slot, waker.clone()));
+    pub(crate) fn register(
+        &mut self,
+        entry: &mut Option<WakerEntry>,
+        waker: &std::task::Waker,
+    ) -> Option<std::task::Waker> {
+        if let Some((key, round)) = *entry
+            && round == self.round
+        {
+            let slot = self.list.get_mut(key);
+            if slot.will_wake(waker) {
+                return None;
             }
+            return Some(std::mem::replace(slot, waker.clone()));
         }
         *entry = Some((self.list.push_back(waker.clone()), self.round));
         None

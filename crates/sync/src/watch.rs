@@ -292,9 +292,7 @@ pub fn channel<T>(init: T) -> (Sender<T>, Receiver<T>) {
         notify_rx: Waiters::new(),
         notify_tx: Waiters::new(),
     });
-    let tx = Sender {
-        shared: shared.clone(),
-    };
+    let tx = Sender { shared: shared.clone() };
     let rx = Receiver { shared, version: 0 };
     (tx, rx)
 }
