@@ -258,7 +258,6 @@ impl<T> Sender<T> {
     /// when no receiver exists.
     pub fn send(&self, value: T) -> Result<usize, SendError<T>> {
         let shared = &*self.shared;
-        let mut wake = WakeBatch::new();
         let mut tail = lock(&shared.tail);
         if tail.rx_cnt == 0 {
             return Err(SendError(value));
@@ -272,9 +271,14 @@ impl<T> Sender<T> {
             slot.rem = readers;
             slot.val.replace(value)
         };
-        shared.take_waiters(&mut tail, &mut wake);
-        drop(tail);
-        wake.wake_all();
+        if tail.waiters.is_empty() {
+            drop(tail);
+        } else {
+            let mut wake = WakeBatch::new();
+            shared.take_waiters(&mut tail, &mut wake);
+            drop(tail);
+            wake.wake_all();
+        }
         drop(overwritten);
         Ok(readers)
     }
@@ -729,6 +733,18 @@ mod tests {
         assert_eq!(Arc::strong_count(&v), 3, "the last reader releases the slot's copy");
         drop((a, b));
         assert_eq!(Arc::strong_count(&v), 1);
+    }
+
+    #[test]
+    fn blocking_recv_waits_for_another_thread() {
+        let (tx, mut rx) = channel(2);
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            tx.send(5).unwrap();
+        });
+        assert_eq!(rx.blocking_recv(), Ok(5));
+        sender.join().unwrap();
+        assert_eq!(rx.blocking_recv(), Err(RecvError::Closed));
     }
 
     #[test]

@@ -229,6 +229,11 @@ impl WakerQueue {
         self.round
     }
 
+    /// True if no waker is registered.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
     /// True if `entry` is still linked (no `take_all` since it was pushed).
     pub(crate) fn is_linked(&self, entry: &Option<WakerEntry>) -> bool {
         matches!(entry, Some((_, round)) if *round == self.round)
