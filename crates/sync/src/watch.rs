@@ -162,7 +162,7 @@ impl<T: fmt::Debug> fmt::Debug for Shared<T> {
         let state = self.state.load(Acquire);
         f.debug_struct("Shared")
             .field("value", &self.value)
-            .field("version", &(state & !CLOSED))
+            .field("version", &VersionDebug(state & !CLOSED))
             .field("is_closed", &(state & CLOSED == CLOSED))
             .field("ref_count_rx", &self.rx_count)
             .finish()
@@ -558,6 +558,15 @@ impl<T> Drop for Sender<T> {
     }
 }
 
+/// Prints a version as tokio's `Debug` output does.
+struct VersionDebug(usize);
+
+impl fmt::Debug for VersionDebug {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Version").field(&self.0).finish()
+    }
+}
+
 impl<T: fmt::Debug> fmt::Debug for Sender<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sender").field("shared", &self.shared).finish()
@@ -568,10 +577,40 @@ impl<T: fmt::Debug> fmt::Debug for Receiver<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Receiver")
             .field("shared", &self.shared)
-            .field("version", &self.version)
+            .field("version", &VersionDebug(self.version))
             .finish()
     }
 }
 
 #[cfg(all(test, loom))]
 mod loom_models;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_shows_value_version_and_counts() {
+        let (tx, rx) = channel(5u8);
+        assert_eq!(
+            format!("{rx:?}"),
+            "Receiver { shared: Shared { value: RwLock { data: 5, poisoned: false, .. }, \
+             version: Version(0), is_closed: false, ref_count_rx: 1 }, version: Version(0) }"
+        );
+        assert!(format!("{tx:?}").starts_with("Sender { shared: Shared {"));
+        assert_eq!(format!("{:?}", error::SendError(1)), "SendError { .. }");
+    }
+
+    #[test]
+    fn a_cancelled_wait_unlinks_its_waker() {
+        let (tx, mut rx) = channel(0);
+        {
+            let fut = std::pin::pin!(rx.changed());
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            assert!(fut.poll(&mut cx).is_pending());
+        }
+        assert!(lock(&tx.shared.notify_rx.list).is_empty());
+        tx.send(1).unwrap();
+        assert!(rx.has_changed().unwrap());
+    }
+}
