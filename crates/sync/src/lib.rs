@@ -15,6 +15,8 @@ mod blocking;
 mod loom;
 
 // Each primitive's module is added here as it lands.
+pub mod broadcast;
 pub mod mpsc;
 #[allow(dead_code)]
 mod waiters;
+pub mod watch;

@@ -209,6 +209,132 @@ impl<T> WaitList<T> {
     }
 }
 
+/// Where a registered waker sits in a [`WakerQueue`]: the node's key and the queue's
+/// round when it was pushed. A round ends each time the queue is emptied by
+/// [`WakerQueue::take_all`], so a stale entry is recognized without touching the list.
+pub(crate) type WakerEntry = (WaiterKey, usize);
+
+/// The wakers of tasks that all wait for the same event and are all woken when it
+/// happens (a value sent, a channel closed): a [`WaitList`] plus a round counter.
+///
+/// A waiting future keeps an `Option<WakerEntry>`. While its round is the queue's
+/// current round its node is still linked and the key is valid; once
+/// [`take_all`](Self::take_all) has run the round has moved on and the entry only says
+/// "you were woken". Lives under the primitive's lock.
+#[derive(Debug, Default)]
+pub(crate) struct WakerQueue {
+    list: WaitList<std::task::Waker>,
+    round: usize,
+}
+
+impl WakerQueue {
+    /// An empty queue.
+    pub(crate) const fn new() -> Self {
+        WakerQueue {
+            list: WaitList::new(),
+            round: 0,
+        }
+    }
+
+    /// The current round: it changes exactly when [`take_all`](Self::take_all) takes
+    /// at least one waker.
+    pub(crate) fn round(&self) -> usize {
+        self.round
+    }
+
+    /// True if no waker is registered.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// True if `entry` is still linked (no `take_all` since it was pushed).
+    pub(crate) fn is_linked(&self, entry: &Option<WakerEntry>) -> bool {
+        matches!(entry, Some((_, round)) if *round == self.round)
+    }
+
+    /// Registers `waker` for the next [`take_all`](Self::take_all). If `entry` is
+    /// still linked its waker is replaced when it would wake another task; the
+    /// replaced waker is returned so the caller drops it after releasing its lock.
+    pub(crate) fn register(
+        &mut self,
+        entry: &mut Option<WakerEntry>,
+        waker: &std::task::Waker,
+    ) -> Option<std::task::Waker> {
+        if let Some((key, round)) = *entry
+            && round == self.round
+        {
+            let slot = self.list.get_mut(key);
+            if slot.will_wake(waker) {
+                return None;
+            }
+            return Some(std::mem::replace(slot, waker.clone()));
+        }
+        *entry = Some((self.list.push_back(waker.clone()), self.round));
+        None
+    }
+
+    /// Unlinks `entry` if it is still linked and clears it; returns its waker, to be
+    /// dropped after the lock is released.
+    pub(crate) fn unregister(&mut self, entry: &mut Option<WakerEntry>) -> Option<std::task::Waker> {
+        let linked = self.is_linked(entry);
+        let (key, _) = entry.take()?;
+        linked.then(|| self.list.remove(key))
+    }
+
+    /// Moves every waker into `batch` (front first) and starts a new round, which
+    /// makes every entry handed out so far stale.
+    pub(crate) fn take_all(&mut self, batch: &mut WakeBatch) {
+        if self.list.is_empty() {
+            return;
+        }
+        self.round = self.round.wrapping_add(1);
+        for waker in self.list.drain() {
+            batch.push(waker);
+        }
+    }
+}
+
+/// Wakers collected under a lock and woken after it is released. Holds up to
+/// `INLINE` wakers without allocating.
+pub(crate) struct WakeBatch {
+    inline: [Option<std::task::Waker>; WakeBatch::INLINE],
+    len: usize,
+    spill: Vec<std::task::Waker>,
+}
+
+impl WakeBatch {
+    const INLINE: usize = 32;
+
+    /// An empty batch.
+    pub(crate) fn new() -> Self {
+        WakeBatch {
+            inline: [const { None }; Self::INLINE],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    /// Adds one waker.
+    pub(crate) fn push(&mut self, waker: std::task::Waker) {
+        if self.len < Self::INLINE {
+            self.inline[self.len] = Some(waker);
+            self.len += 1;
+        } else {
+            self.spill.push(waker);
+        }
+    }
+
+    /// Wakes every waker, in the order they were pushed. Call with no lock held.
+    pub(crate) fn wake_all(mut self) {
+        for waker in self.inline[..self.len].iter_mut().filter_map(Option::take) {
+            waker.wake();
+        }
+        for waker in std::mem::take(&mut self.spill) {
+            waker.wake();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
