@@ -16,3 +16,11 @@ mod loom;
 // Each primitive's module is added here as it lands.
 #[allow(dead_code)]
 mod waiters;
+
+mod notify;
+pub use notify::Notify;
+
+/// The named future types of this crate's primitives (tokio's `sync::futures`).
+pub mod futures {
+    pub use crate::notify::{Notified, OwnedNotified};
+}
