@@ -24,3 +24,11 @@ pub use notify::Notify;
 pub mod futures {
     pub use crate::notify::{Notified, OwnedNotified};
 }
+
+mod barrier;
+pub use barrier::{Barrier, BarrierWaitResult};
+
+pub mod oneshot;
+
+mod set_once;
+pub use set_once::{SetOnce, SetOnceError};

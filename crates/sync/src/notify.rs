@@ -19,7 +19,8 @@ use std::task::{Context, Poll, Waker};
 use crate::loom::lock;
 use crate::loom::sync::atomic::AtomicUsize;
 use crate::loom::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use crate::loom::sync::{Arc, Mutex};
+use crate::loom::sync::Mutex;
+use std::sync::Arc;
 use crate::waiters::{WaitList, WaiterKey};
 
 const EMPTY: usize = 0;
@@ -524,18 +525,20 @@ mod loom_models {
         });
     }
 
-    /// Two notifiers and two waiters: both waiters complete.
+    /// A ping-pong over two `Notify`s: each notify_one races the other side's wait,
+    /// and is either taken by the waiter or stored for it.
     #[test]
-    fn two_notify_one_two_waiters() {
+    fn ping_pong() {
         loom::model(|| {
-            let n = Arc::new(Notify::new());
-            let n2 = n.clone();
+            let ping = Arc::new(Notify::new());
+            let pong = Arc::new(Notify::new());
+            let (ping2, pong2) = (ping.clone(), pong.clone());
             let t = thread::spawn(move || {
-                block_on(n2.notified());
-                n2.notify_one();
+                block_on(ping2.notified());
+                pong2.notify_one();
             });
-            n.notify_one();
-            block_on(n.notified());
+            ping.notify_one();
+            block_on(pong.notified());
             t.join().unwrap();
         });
     }
