@@ -22,7 +22,7 @@ use netloop_reactor::coop;
 ///         std::thread::spawn(move || futures::executor::block_on(b.wait()).is_leader())
 ///     })
 ///     .collect();
-/// let leaders = threads.into_iter().filter(|_| true).map(|t| t.join().unwrap()).filter(|&l| l).count();
+/// let leaders = threads.into_iter().map(|t| t.join().unwrap()).filter(|&l| l).count();
 /// assert_eq!(leaders, 1);
 /// ```
 pub struct Barrier {
@@ -64,20 +64,22 @@ impl Barrier {
     /// Not cancel safe: the arrival counts from the first poll, and dropping the
     /// future afterwards does not take it back.
     pub async fn wait(&self) -> BarrierWaitResult {
-        let mut round = lock(&self.state);
-        round.arrived += 1;
-        if round.arrived == self.n {
-            round.arrived = 0;
-            round.generation = round.generation.wrapping_add(1);
-            let wakers: Vec<Waker> = round.waiters.drain().flatten().collect();
-            drop(round);
-            for waker in wakers {
-                waker.wake();
+        // In a block, so that the guard is not part of the future's state.
+        let generation = {
+            let mut round = lock(&self.state);
+            round.arrived += 1;
+            if round.arrived == self.n {
+                round.arrived = 0;
+                round.generation = round.generation.wrapping_add(1);
+                let wakers: Vec<Waker> = round.waiters.drain().flatten().collect();
+                drop(round);
+                for waker in wakers {
+                    waker.wake();
+                }
+                return BarrierWaitResult(true);
             }
-            return BarrierWaitResult(true);
-        }
-        let generation = round.generation;
-        drop(round);
+            round.generation
+        };
         let mut waiting = Waiting {
             barrier: self,
             generation,

@@ -17,11 +17,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use crate::loom::lock;
+use crate::loom::sync::Mutex;
 use crate::loom::sync::atomic::AtomicUsize;
 use crate::loom::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
-use crate::loom::sync::Mutex;
-use std::sync::Arc;
 use crate::waiters::{WaitList, WaiterKey};
+use std::sync::Arc;
 
 const EMPTY: usize = 0;
 const WAITING: usize = 1;
