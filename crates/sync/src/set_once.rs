@@ -237,3 +237,24 @@ mod tests {
         assert_eq!(cell.into_inner().as_deref(), Some("a"));
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::*;
+    use crate::loom::sync::Arc;
+    use loom::future::block_on;
+    use loom::thread;
+
+    /// set racing wait: the waiter always sees the value (no lost wake-up between its
+    /// check and its registration).
+    #[test]
+    fn set_vs_wait() {
+        loom::model(|| {
+            let cell = Arc::new(SetOnce::new());
+            let c2 = cell.clone();
+            let t = thread::spawn(move || c2.set(3).unwrap());
+            assert_eq!(*block_on(cell.wait()), 3);
+            t.join().unwrap();
+        });
+    }
+}
