@@ -20,3 +20,19 @@ pub mod mpsc;
 #[allow(dead_code)]
 mod waiters;
 pub mod watch;
+
+mod notify;
+pub use notify::Notify;
+
+/// The named future types of this crate's primitives (tokio's `sync::futures`).
+pub mod futures {
+    pub use crate::notify::{Notified, OwnedNotified};
+}
+
+mod barrier;
+pub use barrier::{Barrier, BarrierWaitResult};
+
+pub mod oneshot;
+
+mod set_once;
+pub use set_once::{SetOnce, SetOnceError};

@@ -13,6 +13,8 @@
 pub(crate) struct WaiterKey(u32);
 
 const NIL: u32 = u32::MAX;
+/// The `prev`/`next` of a node taken out of the chain but still owned by its waiter.
+const DETACHED: u32 = u32::MAX - 1;
 
 #[derive(Debug)]
 enum Slot<T> {
@@ -28,6 +30,8 @@ pub(crate) struct WaitList<T> {
     tail: u32,
     free: u32,
     len: usize,
+    /// Occupied slots outside the chain (see [`WaitList::detach_front`]).
+    detached: usize,
 }
 
 impl<T> Default for WaitList<T> {
@@ -45,6 +49,7 @@ impl<T> WaitList<T> {
             tail: NIL,
             free: NIL,
             len: 0,
+            detached: 0,
         }
     }
 
@@ -73,7 +78,7 @@ impl<T> WaitList<T> {
             key
         } else {
             let key = u32::try_from(self.slots.len()).expect("more than u32::MAX - 1 waiters");
-            assert!(key != NIL, "more than u32::MAX - 1 waiters");
+            assert!(key < DETACHED, "more than u32::MAX - 2 waiters");
             self.slots.push(node);
             key
         };
@@ -144,16 +149,12 @@ impl<T> WaitList<T> {
             panic!("a waiter key outlived its node")
         };
         self.free = key.0;
-        match prev {
-            NIL => self.head = next,
-            prev => self.set_next(prev, next),
+        if prev == DETACHED {
+            self.detached -= 1;
+        } else {
+            self.unlink(prev, next);
         }
-        match next {
-            NIL => self.tail = prev,
-            next => self.set_prev(next, prev),
-        }
-        self.len -= 1;
-        if self.len == 0 {
+        if self.len == 0 && self.detached == 0 {
             // Nothing waits: give back the memory of a burst of waiters.
             if self.slots.capacity() > 64 {
                 self.slots = Vec::new();
@@ -163,6 +164,63 @@ impl<T> WaitList<T> {
             self.free = NIL;
         }
         value
+    }
+
+    /// The value at the back (the last to be served), if any.
+    pub(crate) fn back_mut(&mut self) -> Option<&mut T> {
+        self.get_index_mut(self.tail)
+    }
+
+    /// Removes and returns the back value.
+    pub(crate) fn pop_back(&mut self) -> Option<T> {
+        (self.tail != NIL).then(|| self.remove(WaiterKey(self.tail)))
+    }
+
+    /// Takes the front node out of the chain but keeps its slot, so that its key stays
+    /// valid: the waiter that owns the key later reads what was left in the value
+    /// ([`get`](Self::get)/[`get_mut`](Self::get_mut)) and frees the slot with
+    /// [`remove`](Self::remove). A detached node is no longer counted by `len`, served
+    /// by `front`/`pop_front`, or visited by `iter`/`drain`.
+    pub(crate) fn detach_front(&mut self) -> Option<(WaiterKey, &mut T)> {
+        let key = self.head;
+        (key != NIL).then(|| self.detach(key))
+    }
+
+    /// Like [`detach_front`](Self::detach_front), from the back.
+    pub(crate) fn detach_back(&mut self) -> Option<(WaiterKey, &mut T)> {
+        let key = self.tail;
+        (key != NIL).then(|| self.detach(key))
+    }
+
+    /// True while the node behind `key` is in the chain (not detached).
+    pub(crate) fn is_linked(&self, key: WaiterKey) -> bool {
+        matches!(self.slots.get(key.0 as usize), Some(Slot::Occupied { prev, .. }) if *prev != DETACHED)
+    }
+
+    fn detach(&mut self, key: u32) -> (WaiterKey, &mut T) {
+        let Slot::Occupied { prev, next, .. } = &mut self.slots[key as usize] else {
+            unreachable!("the chain holds only occupied slots")
+        };
+        let (p, n) = (std::mem::replace(prev, DETACHED), std::mem::replace(next, DETACHED));
+        self.unlink(p, n);
+        self.detached += 1;
+        let Slot::Occupied { value, .. } = &mut self.slots[key as usize] else {
+            unreachable!()
+        };
+        (WaiterKey(key), value)
+    }
+
+    /// Joins a node's neighbours around it; the node itself is left as it is.
+    fn unlink(&mut self, prev: u32, next: u32) {
+        match prev {
+            NIL => self.head = next,
+            prev => self.set_next(prev, next),
+        }
+        match next {
+            NIL => self.tail = prev,
+            next => self.set_prev(next, prev),
+        }
+        self.len -= 1;
     }
 
     /// Removes every value, front first.
@@ -356,6 +414,30 @@ mod tests {
         assert!(l.is_empty());
         assert_eq!(l.pop_front(), None);
         let _ = c;
+    }
+
+    #[test]
+    fn detached_nodes_keep_their_keys() {
+        let mut l = WaitList::new();
+        let a = l.push_back('a');
+        let b = l.push_back('b');
+        let c = l.push_back('c');
+        let (k, v) = l.detach_front().unwrap();
+        assert_eq!((k, *v), (a, 'a'));
+        *v = 'A';
+        let (k, _) = l.detach_back().unwrap();
+        assert_eq!(k, c);
+        assert!(!l.is_linked(a) && l.is_linked(b) && !l.is_linked(c));
+        assert_eq!(l.len(), 1);
+        assert_eq!(l.iter().copied().collect::<String>(), "b");
+        assert_eq!(l.remove(b), 'b');
+        assert!(l.is_empty());
+        assert_eq!(*l.get(a), 'A', "slots of detached nodes survive the list emptying");
+        assert_eq!(l.remove(a), 'A');
+        let d = l.push_back('d');
+        assert_eq!(l.remove(c), 'c');
+        assert_eq!(l.pop_back(), Some('d'));
+        let _ = d;
     }
 
     #[test]
