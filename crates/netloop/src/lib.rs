@@ -183,7 +183,9 @@ pub use netloop_scheduler::{runtime, task, task_local, time};
 /// Synchronization primitives: tokio's `sync` module itself (channels, `Mutex`,
 /// `Notify`, `Semaphore`, ...), which is runtime-agnostic and works on netloop.
 pub mod sync {
-    pub use netloop_sync::mpsc;
+    pub use netloop_sync::{
+        Barrier, BarrierWaitResult, Notify, SetOnce, SetOnceError, broadcast, futures, mpsc, oneshot, watch,
+    };
     pub use tokio::sync::*;
 }
 
