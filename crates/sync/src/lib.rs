@@ -16,3 +16,6 @@ mod loom;
 // Each primitive's module is added here as it lands.
 #[allow(dead_code)]
 mod waiters;
+
+mod batch_semaphore;
+pub use batch_semaphore::{AcquireError, TryAcquireError};

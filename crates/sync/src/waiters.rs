@@ -120,6 +120,26 @@ impl<T> WaitList<T> {
         self.get_index_mut(key.0).expect("a waiter key outlived its node")
     }
 
+    /// The value behind `key`, or `None` if that slot is free or out of range. The
+    /// slot may have been reused by a later push: callers that need to tell their own
+    /// node from a newer one keep an identity in the value.
+    pub(crate) fn try_get(&self, key: WaiterKey) -> Option<&T> {
+        self.get_index(key.0)
+    }
+
+    /// Like [`WaitList::try_get`], mutably.
+    pub(crate) fn try_get_mut(&mut self, key: WaiterKey) -> Option<&mut T> {
+        self.get_index_mut(key.0)
+    }
+
+    /// Every value, mutably, in slot order (not queue order).
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
+        self.slots.iter_mut().filter_map(|slot| match slot {
+            Slot::Occupied { value, .. } => Some(value),
+            Slot::Free { .. } => None,
+        })
+    }
+
     /// Unlinks the node behind `key` and returns its value.
     ///
     /// # Panics
