@@ -619,8 +619,27 @@ mod tests {
 mod loom_models {
     use super::*;
     use crate::loom::sync::Arc;
-    use loom::future::block_on;
     use loom::thread;
+
+    /// Polls `fut` on this loom thread, parking between wakes (loom's `future`
+    /// module is behind a feature the workspace does not enable).
+    fn block_on<F: Future>(fut: F) -> F::Output {
+        struct Unpark(thread::Thread);
+        impl std::task::Wake for Unpark {
+            fn wake(self: std::sync::Arc<Self>) {
+                self.0.unpark();
+            }
+        }
+        let waker = Waker::from(std::sync::Arc::new(Unpark(thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        let mut fut = std::pin::pin!(fut);
+        loop {
+            if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+                return out;
+            }
+            thread::park();
+        }
+    }
 
     #[test]
     fn acquire_release_with_a_cancelled_waiter() {

@@ -19,3 +19,12 @@ mod waiters;
 
 mod batch_semaphore;
 pub use batch_semaphore::{AcquireError, TryAcquireError};
+mod semaphore;
+pub use semaphore::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
+mod mutex;
+pub use mutex::{MappedMutexGuard, Mutex, MutexGuard, OwnedMappedMutexGuard, OwnedMutexGuard, TryLockError};
+mod rwlock;
+pub use rwlock::{
+    OwnedRwLockMappedWriteGuard, OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockMappedWriteGuard,
+    RwLockReadGuard, RwLockWriteGuard,
+};
