@@ -28,3 +28,5 @@ pub use rwlock::{
     OwnedRwLockMappedWriteGuard, OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockMappedWriteGuard,
     RwLockReadGuard, RwLockWriteGuard,
 };
+mod once_cell;
+pub use once_cell::{OnceCell, SetError};
