@@ -306,7 +306,10 @@ impl Semaphore {
         loop {
             let free = curr >> SHIFT;
             let take = free.min(n);
-            match self.permits.compare_exchange(curr, curr - (take << SHIFT), AcqRel, AcquireOrd) {
+            match self
+                .permits
+                .compare_exchange(curr, curr - (take << SHIFT), AcqRel, AcquireOrd)
+            {
                 Ok(_) => return take,
                 Err(actual) => curr = actual,
             }
@@ -332,7 +335,9 @@ impl Semaphore {
 
 impl fmt::Debug for Semaphore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Semaphore").field("permits", &self.available_permits()).finish()
+        f.debug_struct("Semaphore")
+            .field("permits", &self.available_permits())
+            .finish()
     }
 }
 
@@ -397,7 +402,9 @@ pub(crate) struct Acquire<'a> {
 
 impl fmt::Debug for Acquire<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Acquire").field("num_permits", &self.num_permits).finish_non_exhaustive()
+        f.debug_struct("Acquire")
+            .field("num_permits", &self.num_permits)
+            .finish_non_exhaustive()
     }
 }
 
@@ -473,7 +480,10 @@ impl Acquire<'_> {
                 continue;
             }
             // Take every free permit and mark the queue as non-empty in one step.
-            match sem.permits.compare_exchange(curr, (curr & CLOSED) | QUEUED, AcqRel, AcquireOrd) {
+            match sem
+                .permits
+                .compare_exchange(curr, (curr & CLOSED) | QUEUED, AcqRel, AcquireOrd)
+            {
                 Ok(_) => break free >> SHIFT,
                 Err(actual) => curr = actual,
             }
@@ -694,6 +704,24 @@ mod loom_models {
             t.join().unwrap();
             // Either the waiter got the permit and kept it, or it is free.
             assert!(s.available_permits() <= 1);
+            assert_eq!(s.permits.load(AcquireOrd) & QUEUED, 0);
+        });
+    }
+
+    #[test]
+    fn partial_assignment_then_cancel_conserves_permits() {
+        loom::model(|| {
+            let s = Arc::new(Semaphore::new(0));
+            let s2 = s.clone();
+            // Releases while the waiter may be queued: it is then partly served.
+            let t = thread::spawn(move || s2.release(1));
+            let waker = futures_noop();
+            let mut w = s.acquire(2);
+            let _ = Pin::new(&mut w).poll(&mut Context::from_waker(&waker));
+            let _ = Pin::new(&mut w).poll(&mut Context::from_waker(&waker));
+            drop(w);
+            t.join().unwrap();
+            assert_eq!(s.available_permits(), 1);
             assert_eq!(s.permits.load(AcquireOrd) & QUEUED, 0);
         });
     }

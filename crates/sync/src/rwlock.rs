@@ -12,8 +12,8 @@ use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use crate::TryLockError;
 use crate::TryAcquireError;
+use crate::TryLockError;
 use crate::batch_semaphore::Semaphore;
 
 /// The most readers a lock can admit at once (`u32::MAX >> 3`).
