@@ -39,33 +39,3 @@ pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
         thread::park();
     }
 }
-
-/// Like [`block_on`], giving up at `deadline`: `None` if the future was still pending.
-#[track_caller]
-pub(crate) fn block_on_until<F: Future>(future: F, deadline: std::time::Instant) -> Option<F::Output> {
-    if !netloop_reactor::may_block() {
-        panic!(
-            "Cannot block the current thread from within a runtime. This happens because a function attempted \
-             to block the current thread while the thread is being used to drive asynchronous tasks."
-        );
-    }
-    struct Unpark(Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(Unpark(thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut future = pin!(future);
-    loop {
-        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
-            return Some(out);
-        }
-        let now = std::time::Instant::now();
-        if now >= deadline {
-            return None;
-        }
-        thread::park_timeout(deadline - now);
-    }
-}

@@ -8,31 +8,41 @@
 
 #![deny(missing_docs)]
 
-#[allow(dead_code)] // used as the primitives land
+// The layers, lowest first: the shims and the waiter list; the semaphore and Notify
+// that the locks and cells wait through; the primitives.
 mod blocking;
-// The shim names every atomic a primitive may use, used or not yet.
+// The shim names every atomic a primitive may use, used or not.
 #[allow(dead_code, unused_imports)]
 mod loom;
+mod waiters;
 
-// Each primitive's module is added here as it lands.
+mod batch_semaphore;
+mod notify;
+
+mod barrier;
 pub mod broadcast;
 pub mod mpsc;
-#[allow(dead_code)]
-mod waiters;
+mod mutex;
+mod once_cell;
+pub mod oneshot;
+mod rwlock;
+mod semaphore;
+mod set_once;
 pub mod watch;
 
-mod notify;
+pub use barrier::{Barrier, BarrierWaitResult};
+pub use batch_semaphore::{AcquireError, TryAcquireError};
+pub use mutex::{MappedMutexGuard, Mutex, MutexGuard, OwnedMappedMutexGuard, OwnedMutexGuard, TryLockError};
 pub use notify::Notify;
+pub use once_cell::{OnceCell, SetError};
+pub use rwlock::{
+    OwnedRwLockMappedWriteGuard, OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock, RwLockMappedWriteGuard,
+    RwLockReadGuard, RwLockWriteGuard,
+};
+pub use semaphore::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
+pub use set_once::{SetOnce, SetOnceError};
 
 /// The named future types of this crate's primitives (tokio's `sync::futures`).
 pub mod futures {
     pub use crate::notify::{Notified, OwnedNotified};
 }
-
-mod barrier;
-pub use barrier::{Barrier, BarrierWaitResult};
-
-pub mod oneshot;
-
-mod set_once;
-pub use set_once::{SetOnce, SetOnceError};

@@ -91,6 +91,7 @@ impl<T> WaitList<T> {
         WaiterKey(key)
     }
 
+    #[cfg(test)]
     /// The value at the front (the first to be served), if any.
     pub(crate) fn front(&self) -> Option<&T> {
         self.get_index(self.head)
@@ -124,6 +125,7 @@ impl<T> WaitList<T> {
         (self.head != NIL).then(|| self.remove(WaiterKey(self.head)))
     }
 
+    #[cfg(test)]
     /// The value behind `key`.
     ///
     /// # Panics
@@ -136,6 +138,26 @@ impl<T> WaitList<T> {
     /// The value behind `key`, mutably.
     pub(crate) fn get_mut(&mut self, key: WaiterKey) -> &mut T {
         self.get_index_mut(key.0).expect("a waiter key outlived its node")
+    }
+
+    /// The value behind `key`, or `None` if that slot is free or out of range. The
+    /// slot may have been reused by a later push: callers that need to tell their own
+    /// node from a newer one keep an identity in the value.
+    pub(crate) fn try_get(&self, key: WaiterKey) -> Option<&T> {
+        self.get_index(key.0)
+    }
+
+    /// Like [`WaitList::try_get`], mutably.
+    pub(crate) fn try_get_mut(&mut self, key: WaiterKey) -> Option<&mut T> {
+        self.get_index_mut(key.0)
+    }
+
+    /// Every value, mutably, in slot order (not queue order).
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
+        self.slots.iter_mut().filter_map(|slot| match slot {
+            Slot::Occupied { value, .. } => Some(value),
+            Slot::Free { .. } => None,
+        })
     }
 
     /// Unlinks the node behind `key` and returns its value.
@@ -166,11 +188,13 @@ impl<T> WaitList<T> {
         value
     }
 
+    #[cfg(test)]
     /// The value at the back (the last to be served), if any.
     pub(crate) fn back_mut(&mut self) -> Option<&mut T> {
         self.get_index_mut(self.tail)
     }
 
+    #[cfg(test)]
     /// Removes and returns the back value.
     pub(crate) fn pop_back(&mut self) -> Option<T> {
         (self.tail != NIL).then(|| self.remove(WaiterKey(self.tail)))
@@ -192,6 +216,7 @@ impl<T> WaitList<T> {
         (key != NIL).then(|| self.detach(key))
     }
 
+    #[cfg(test)]
     /// True while the node behind `key` is in the chain (not detached).
     pub(crate) fn is_linked(&self, key: WaiterKey) -> bool {
         matches!(self.slots.get(key.0 as usize), Some(Slot::Occupied { prev, .. }) if *prev != DETACHED)
@@ -228,6 +253,7 @@ impl<T> WaitList<T> {
         std::iter::from_fn(move || self.pop_front())
     }
 
+    #[cfg(test)]
     /// The values front to back.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         let mut at = self.head;
