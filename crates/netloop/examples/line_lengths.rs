@@ -1,7 +1,7 @@
 //! The program of `docs/getting-started.md`: a tokio service moved to netloop by
 //! changing the crate name. It answers each line with its length, gives each
 //! connection a 30 s idle timeout pushed back by every line, counts connections in
-//! shared state (`tokio::sync`, which stays), and stops on Ctrl-C.
+//! shared state (`netloop::sync`), and stops on Ctrl-C.
 //!
 //! ```sh
 //! cargo run -p netloop --example line_lengths
@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use netloop::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use netloop::net::TcpListener;
+use netloop::sync::Mutex;
 use netloop::time::{Duration, timeout};
-use tokio::sync::Mutex;
 
 #[netloop::main]
 async fn main() -> std::io::Result<()> {

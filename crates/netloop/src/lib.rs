@@ -180,13 +180,12 @@ pub use netloop_net::signal;
 pub use netloop_scheduler::task::spawn;
 pub use netloop_scheduler::{runtime, task, task_local, time};
 
-/// Synchronization primitives: tokio's `sync` module itself (channels, `Mutex`,
-/// `Notify`, `Semaphore`, ...), which is runtime-agnostic and works on netloop.
+/// Synchronization primitives with tokio's `sync` API (channels, `Mutex`, `RwLock`,
+/// `Semaphore`, `Notify`, `Barrier`, `OnceCell`, `SetOnce`), netloop's own: their waits
+/// spend netloop's cooperative budget, and their `blocking_*` calls panic on a loop's
+/// thread as tokio's do inside a runtime.
 pub mod sync {
-    pub use netloop_sync::{
-        Barrier, BarrierWaitResult, Notify, SetOnce, SetOnceError, broadcast, futures, mpsc, oneshot, watch,
-    };
-    pub use tokio::sync::*;
+    pub use netloop_sync::*;
 }
 
 #[cfg(feature = "hyper")]

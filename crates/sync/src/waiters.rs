@@ -189,12 +189,6 @@ impl<T> WaitList<T> {
     }
 
     #[cfg(test)]
-    /// The value at the back (the last to be served), if any.
-    pub(crate) fn back_mut(&mut self) -> Option<&mut T> {
-        self.get_index_mut(self.tail)
-    }
-
-    #[cfg(test)]
     /// Removes and returns the back value.
     pub(crate) fn pop_back(&mut self) -> Option<T> {
         (self.tail != NIL).then(|| self.remove(WaiterKey(self.tail)))

@@ -23,7 +23,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use tokio::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
-use tokio::sync::Mutex;
+
+use netloop_sync::Mutex;
 
 use super::asyncify;
 use buf::Buf;
@@ -140,6 +141,7 @@ impl File {
     }
 
     /// The standard-library file, if no operation is in flight; else `self` back.
+    #[allow(clippy::result_large_err, reason = "tokio's signature: the file itself comes back")]
     pub fn try_into_std(mut self) -> Result<std::fs::File, Self> {
         match Arc::try_unwrap(self.std) {
             Ok(std) => Ok(std),
