@@ -11,6 +11,10 @@ of tokio's is committed: the files are read from the cargo registry at run time.
     tests/tokio-conformance/run.sh                  # everything in scope
     tests/tokio-conformance/run.sh --files "rt_common task_local"
     tests/tokio-conformance/run.sh --floor          # fail below floor.txt's count
+    tests/tokio-conformance/run.sh --reference      # the same files on tokio itself
+
+`--reference` builds the files unchanged against tokio (results under
+target/conformance-tokio/): the counts netloop's are compared with.
 
 Results: target/conformance/results.tsv (file, status, passed, failed, ignored) and
 target/conformance/failures.txt (file::test per failing test), build logs per file in
@@ -34,15 +38,17 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 OUT = os.path.join(TARGET, "conformance")
 PKG = os.path.join(OUT, "pkg")
+# --reference: tokio's files unchanged, against tokio.
+REFERENCE = False
 # A whole file's run; then each test left unfinished runs alone, for TEST_TIMEOUT.
 RUN_TIMEOUT = int(os.environ.get("CONFORMANCE_TIMEOUT", "40"))
 TEST_TIMEOUT = int(os.environ.get("CONFORMANCE_TEST_TIMEOUT", "10"))
 
-# tokio's modules and macros that netloop provides; everything else of tokio (sync,
-# stream, the test helpers) stays tokio's own, as the issue defines the exercise.
+# tokio's modules and macros that netloop provides; everything else of tokio (stream,
+# the test helpers) stays tokio's own, as the issue defines the exercise.
 NETLOOP_ITEMS = {
     "runtime", "task", "time", "net", "io", "spawn", "main", "test", "select", "join",
-    "try_join", "pin", "task_local", "signal", "fs", "process",
+    "try_join", "pin", "task_local", "signal", "fs", "process", "sync",
 }
 
 
@@ -126,6 +132,7 @@ def write_manifest(files):
     targets = "".join(f'\n[[test]]\nname = "{f}"\npath = "tests/{f}.rs"\n' for f in files)
     features = ["full", "rt", "rt-multi-thread", "macros", "net", "time", "sync", "io-util",
                 "io-std", "fs", "process", "signal", "test-util", "parking_lot"]
+    tokio_features = json.dumps(["full", "test-util"] if REFERENCE else ["sync", "macros", "io-util", "rt", "time"])
     manifest = f"""[package]
 name = "tokio-conformance"
 version = "0.0.0"
@@ -143,8 +150,8 @@ default = {json.dumps(features)}
 
 [dependencies]
 netloop = {{ path = {json.dumps(netloop)}, features = ["test-util"] }}
-# tokio's own: sync (left real) and what tokio-test needs.
-tokio = {{ version = "={TOKIO_VERSION}", features = ["sync", "macros", "io-util", "rt", "time"] }}
+# tokio's own: what tokio-test and tokio-stream need (and, for --reference, the runtime).
+tokio = {{ version = "={TOKIO_VERSION}", features = {tokio_features} }}
 # tokio's tests name its own dependencies as crates too.
 bytes = "1"
 pin-project-lite = "0.2"
@@ -250,7 +257,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--files", default="", help="space-separated file stems to run (default: all in scope)")
     ap.add_argument("--floor", action="store_true", help="exit 1 if fewer tests pass than floor.txt says")
+    ap.add_argument("--reference", action="store_true", help="run the files unchanged on tokio itself")
     args = ap.parse_args()
+    if args.reference:
+        global OUT, PKG, REFERENCE
+        OUT = os.path.join(TARGET, "conformance-tokio")
+        PKG = os.path.join(OUT, "pkg")
+        REFERENCE = True
     start = time.time()
     tokio = find_tokio()
     files = in_scope(os.path.join(tokio, "tests"), set(args.files.split()))
@@ -265,7 +278,7 @@ def main():
     expected = {}
     for f in files:
         with open(os.path.join(tokio, "tests", f + ".rs")) as src:
-            text = rewrite(src.read())
+            text = src.read() if REFERENCE else rewrite(src.read())
         expected[f] = count_tests(text)
         with open(os.path.join(PKG, "tests", f + ".rs"), "w") as dst:
             dst.write(text)

@@ -6,7 +6,9 @@ use std::task::{Context, Poll};
 
 use super::capacity::{AcquireFut, Capacity, TryAcquireError};
 use super::chan::{self, Bounded, Chan, Sem};
-use super::error::{SendError, SendTimeoutError, TryRecvError, TrySendError};
+#[cfg(not(loom))]
+use super::error::SendTimeoutError;
+use super::error::{SendError, TryRecvError, TrySendError};
 use crate::loom::sync::Arc;
 
 /// Makes a channel that buffers at most `buffer` messages, returning its first
