@@ -33,9 +33,11 @@ thread_local! {
     static CURRENT: Cell<Option<u8>> = const { Cell::new(None) };
 }
 
-/// Runs `f` with a fresh budget, restoring the previous one afterwards.
+/// Runs `f` with a fresh budget, restoring the previous one afterwards: what the loop
+/// does around each poll of a task, and what `block_on` does around each poll of its
+/// future (tokio's `coop::budget`).
 #[inline]
-pub(crate) fn with_budget<R>(f: impl FnOnce() -> R) -> R {
+pub fn with_budget<R>(f: impl FnOnce() -> R) -> R {
     struct Reset(Option<u8>);
     impl Drop for Reset {
         fn drop(&mut self) {

@@ -95,7 +95,9 @@ pub(crate) fn blocking_in_place<R>(f: impl FnOnce() -> R) -> R {
     }
     let blocked = EventLoopHandle::with_current(|l| l.map_or(0, EventLoopHandle::id));
     let _unmark = Unmark(BLOCKED_LOOP.try_with(|b| b.replace(blocked)).unwrap_or(0));
-    netloop_reactor::outside_loop(f)
+    // The task's budget does not reach into the closure (tokio stops it there): a
+    // `block_on` inside gives its own future a budget per poll.
+    netloop_reactor::outside_loop(|| netloop_reactor::coop::with_unconstrained(f))
 }
 
 /// How a runtime's next loop is chosen for work that leaves this thread's loop.

@@ -200,7 +200,7 @@ impl<F: Future> Future for OffLoop<'_, F> {
     type Output = F::Output;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        netloop_reactor::outside_loop(|| self.future.as_mut().poll(cx))
+        netloop_reactor::outside_loop(|| netloop_reactor::coop::with_budget(|| self.future.as_mut().poll(cx)))
     }
 }
 
@@ -213,7 +213,9 @@ fn park_on<F: Future>(future: F) -> F::Output {
     // The sleeps polled in the future's body are this thread's to fire (time/parked.rs).
     let timers = ParkedTimers::install();
     let out = loop {
-        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+        // Each poll has a budget of its own, as a task's has: a future that spent it
+        // is woken at once (nothing here defers a wake) and polled again.
+        if let Poll::Ready(out) = netloop_reactor::coop::with_budget(|| future.as_mut().poll(&mut cx)) {
             break out;
         }
         match timers.timers().fire_due(std::time::Instant::now()) {

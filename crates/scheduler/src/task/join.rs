@@ -85,13 +85,20 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Awaiting a finished task spends a unit of the budget, as tokio's does: a loop
+        // over many finished handles (a `JoinSet`) still yields.
+        let coop = std::task::ready!(netloop_reactor::coop::poll_proceed(cx));
         let id = self.id();
-        self.task.poll_outcome(cx).map(|outcome| match outcome {
+        let polled = self.task.poll_outcome(cx).map(|outcome| match outcome {
             Some(Ok(output)) => Ok(output.into_inner()),
             Some(Err(payload)) => Err(JoinError::panic(id, payload)),
             // Dropped before it finished: aborted, or its executor shut down.
             None => Err(JoinError::cancelled(id)),
-        })
+        });
+        if polled.is_ready() {
+            coop.made_progress();
+        }
+        polled
     }
 }
 

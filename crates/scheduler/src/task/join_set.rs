@@ -137,7 +137,9 @@ impl<T> JoinSet<T> {
 
     /// The next finished task's result, without waiting.
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
-        match self.poll_join_next(&mut Context::from_waker(Waker::noop())) {
+        // Not async, so it cannot yield: the budget does not apply (as in tokio).
+        match netloop_reactor::coop::with_unconstrained(|| self.poll_join_next(&mut Context::from_waker(Waker::noop())))
+        {
             Poll::Ready(r) => r,
             Poll::Pending => None,
         }
@@ -150,7 +152,9 @@ impl<T> JoinSet<T> {
 
     /// Like [`try_join_next`](Self::try_join_next), with the finished task's id.
     pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
-        match self.poll_join_next_with_id(&mut Context::from_waker(Waker::noop())) {
+        match netloop_reactor::coop::with_unconstrained(|| {
+            self.poll_join_next_with_id(&mut Context::from_waker(Waker::noop()))
+        }) {
             Poll::Ready(r) => r,
             Poll::Pending => None,
         }

@@ -233,6 +233,8 @@ impl Sleep {
             }
             TimerRegistration::Due => self.complete(),
             TimerRegistration::Shutdown => panic!("{RUNTIME_SHUTTING_DOWN}"),
+            // Its runtime has shut down: no loop would take the store over.
+            TimerRegistration::NotOnLoop if self.event_loop.is_shutdown() => panic!("{RUNTIME_SHUTTING_DOWN}"),
             TimerRegistration::NotOnLoop => match parked::register(self.deadline.into_std(), cx.waker()) {
                 Some(key) => {
                     self.registered = Some(Registration::Parked(key));
