@@ -1056,3 +1056,28 @@ fn an_outputs_destructor_sees_its_tasks_id() {
         assert_eq!(task::try_id(), None, "the id does not outlive the drop");
     });
 }
+
+#[test]
+fn a_block_on_inside_block_in_place_has_a_budget_of_its_own() {
+    // More acquisitions of an always-free lock than one budget holds: the task's spent
+    // budget must not reach into the closure, nor the first poll's into the next.
+    test_body(|| {
+        let rt = netloop_tests::multi();
+        rt.block_on(async {
+            let lock = netloop::sync::Mutex::new(0usize);
+            netloop::spawn(async move {
+                netloop::task::coop::consume_budget().await;
+                task::block_in_place(|| {
+                    netloop::runtime::Handle::current().block_on(async {
+                        for i in 0..1_000 {
+                            *lock.lock().await = i;
+                        }
+                    })
+                });
+                lock.into_inner()
+            })
+            .await
+            .expect("the task ran")
+        })
+    });
+}

@@ -402,3 +402,13 @@ fn a_sleep_polled_in_block_on_and_moved_to_a_task_still_fires() {
 fn poll_once_any<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
     Pin::new(f).poll(&mut Context::from_waker(Waker::noop()))
 }
+
+#[test]
+#[should_panic(expected = "A Tokio 1.x context was found, but it is being shutdown.")]
+fn a_sleep_in_block_on_after_its_runtime_shut_down_panics() {
+    let rt = netloop_tests::multi();
+    let _enter = rt.enter();
+    let sleep = time::sleep(10 * MS);
+    rt.shutdown_timeout(Duration::from_secs(5));
+    netloop::runtime::Handle::current().block_on(sleep);
+}
