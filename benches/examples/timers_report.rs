@@ -67,8 +67,10 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let nl = std::rc::Rc::new(on_netloop::current_thread());
     let tk = std::rc::Rc::new(on_tokio::current_thread());
-    let nl2 = std::rc::Rc::new(on_netloop::two_workers());
-    let tk2 = std::rc::Rc::new(on_tokio::two_workers());
+    // Built at their shapes' first run: an idle 2-worker runtime in the process slows
+    // the other shapes of one of the runtimes.
+    let nl2 = std::rc::Rc::new(std::cell::OnceCell::new());
+    let tk2 = std::rc::Rc::new(std::cell::OnceCell::new());
     let shapes = [
         Shape {
             name: "1M one-hour sleeps, each created, polled once and dropped",
@@ -130,11 +132,17 @@ fn main() {
             name: "1M one-hour sleeps, each created, polled once and dropped, in block_on's body (2 workers)",
             netloop: Box::new({
                 let rt = nl2.clone();
-                move || on_netloop::sleep_poll_drop_each_at(&rt, on_netloop::Place::BlockOn, PENDING)
+                move || {
+                    let rt = rt.get_or_init(on_netloop::two_workers);
+                    on_netloop::sleep_poll_drop_each_at(rt, on_netloop::Place::BlockOn, PENDING)
+                }
             }),
             tokio: Box::new({
                 let rt = tk2.clone();
-                move || on_tokio::sleep_poll_drop_each_at(&rt, on_tokio::Place::BlockOn, PENDING)
+                move || {
+                    let rt = rt.get_or_init(on_tokio::two_workers);
+                    on_tokio::sleep_poll_drop_each_at(rt, on_tokio::Place::BlockOn, PENDING)
+                }
             }),
             netloop_floor: Box::new(|| on_netloop::floor::each(PENDING)),
             tokio_floor: Box::new(|| on_tokio::floor::each(PENDING)),
@@ -144,8 +152,9 @@ fn main() {
             netloop: Box::new({
                 let rt = nl2.clone();
                 move || {
+                    let rt = rt.get_or_init(on_netloop::two_workers);
                     on_netloop::idle_timeouts_reset_at(
-                        &rt,
+                        rt,
                         on_netloop::Place::BlockOn,
                         CONNS,
                         RESETS,
@@ -156,8 +165,9 @@ fn main() {
             tokio: Box::new({
                 let rt = tk2.clone();
                 move || {
+                    let rt = rt.get_or_init(on_tokio::two_workers);
                     on_tokio::idle_timeouts_reset_at(
-                        &rt,
+                        rt,
                         on_tokio::Place::BlockOn,
                         CONNS,
                         RESETS,
