@@ -6,7 +6,7 @@ use std::io;
 use std::task::{Context, Poll, ready};
 
 use netloop_reactor::io::{Direction, PollEvented, Ready};
-use tokio::io::ReadBuf;
+use netloop_io::ReadBuf;
 
 /// Registers `source` now, with the loop driving this thread, else the runtime's next.
 ///

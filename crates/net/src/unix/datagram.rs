@@ -6,7 +6,7 @@ use std::path::Path;
 use std::task::{Context, Poll};
 
 use netloop_reactor::io::{Direction, PollEvented};
-use tokio::io::ReadBuf;
+use netloop_io::ReadBuf;
 
 use super::SocketAddr;
 use crate::registration::{io_shared, poll_read_into, recv_from_into};

@@ -22,8 +22,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use tokio::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
-use tokio::sync::Mutex;
+use netloop_io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
+use futures_util::lock::Mutex;
 
 use super::asyncify;
 use buf::Buf;
@@ -329,6 +329,13 @@ impl AsyncWrite for File {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.poll_flush(cx)
     }
+}
+
+#[cfg(feature = "tokio-io")]
+netloop_io::impl_tokio_io! {
+    impl AsyncRead for [] File;
+    impl AsyncWrite for [] File;
+    impl AsyncSeek for [] File;
 }
 
 impl From<std::fs::File> for File {
