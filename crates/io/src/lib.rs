@@ -34,11 +34,11 @@
 #![deny(missing_docs)]
 
 mod async_buf_read;
-#[cfg(feature = "tokio-io")]
-pub mod compat;
 mod async_read;
 mod async_seek;
 mod async_write;
+#[cfg(feature = "tokio-io")]
+pub mod compat;
 mod join;
 mod read_buf;
 mod split;

@@ -13,8 +13,8 @@ use std::io::{self, Read, Write};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use netloop_scheduler::task::{JoinHandle, spawn_blocking};
 use netloop_io::{AsyncRead, AsyncWrite, ReadBuf};
+use netloop_scheduler::task::{JoinHandle, spawn_blocking};
 
 /// The most one operation moves: a larger read or write is done in parts.
 const MAX_BUF: usize = 2 * 1024 * 1024;

@@ -7,8 +7,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use mio::unix::pipe::{Receiver, Sender};
-use netloop_reactor::io::PollEvented;
 use netloop_io::{AsyncRead, AsyncWrite, ReadBuf};
+use netloop_reactor::io::PollEvented;
 
 use crate::registration::register;
 

@@ -22,8 +22,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use netloop_io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 use futures_util::lock::Mutex;
+use netloop_io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 
 use super::asyncify;
 use buf::Buf;
