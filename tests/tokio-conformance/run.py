@@ -175,11 +175,12 @@ mockall = "0.13"
 
 def patch_tokio_test():
     """A copy of tokio-test whose I/O mock (`tokio_test::io`) implements netloop's I/O
-    traits instead of tokio's, under OUT/tokio-test; returns its manifest's directory.
+    traits instead of tokio's, and whose scripted waits sleep on netloop's clock, under
+    OUT/tokio-test; returns its manifest's directory.
 
     tokio's io tests drive tokio's io utilities with that mock. Run against netloop,
     the utilities are netloop's, so the mock must speak netloop's traits, as it speaks
-    tokio's when the tests run on tokio. Only `io.rs`'s trait import changes."""
+    tokio's when the tests run on tokio. Only `io.rs`'s imports change."""
     home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
     found = sorted(glob.glob(os.path.join(home, "registry", "src", "*", f"tokio-test-{TOKIO_TEST_VERSION}")))
     if not found:
@@ -193,6 +194,9 @@ def patch_tokio_test():
         text = f.read()
     text = text.replace("use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};",
                         "use netloop::io::{AsyncRead, AsyncWrite, ReadBuf};")
+    # A scripted wait sleeps on the clock of the runtime the test runs on: netloop's.
+    text = text.replace("use tokio::time::{self, Duration, Instant, Sleep};",
+                        "use netloop::time::{self, Duration, Instant, Sleep};")
     with open(io_rs, "w") as f:
         f.write(text)
     manifest = os.path.join(dst, "Cargo.toml")
