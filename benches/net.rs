@@ -8,9 +8,10 @@
 //!   `write` per batch of requests read, pipelining understood) whose parsing is
 //!   [`HttpConn`], shared by every server here.
 //!
-//! The async handlers [`echo`] and [`http`] are generic over tokio's I/O traits, which
-//! netloop's sockets implement (`netloop::io` re-exports them), so the netloop server
-//! ([`netloop_server`]) and the tokio servers (`tokio_peer/net.rs`) run the very same
+//! The async handlers [`echo`] and [`http`] are written once and expanded for
+//! netloop's I/O traits (the netloop server, [`netloop_server`]) and for tokio's
+//! ([`net_handlers!`](crate::net_handlers), expanded for tokio's in the tokio servers of
+//! `tokio_peer/net.rs`), so both run the very same
 //! code. smol's (`smol_peer/net.rs`) is the same code over futures-io's traits. The
 //! floor is [`mio_server`], a hand-written single-threaded mio loop with no futures;
 //! [`futures_floor`] runs the same handlers as the runtimes on the least executor that
@@ -23,7 +24,6 @@
 use std::io;
 use std::net::SocketAddr;
 
-use netloop::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use netloop::net::{TcpListener, serve};
 
 pub mod client;
@@ -139,48 +139,59 @@ impl HttpConn {
     }
 }
 
-/// The echo handler of `examples/echo.rs`, over tokio's I/O traits (netloop's and
-/// tokio's streams).
-pub async fn echo<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S) {
-    let mut buf = vec![0u8; ECHO_BUFFER];
-    loop {
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if stream.write_all(&buf[..n]).await.is_err() {
-                    break;
+/// Defines the handlers `echo` and `http` over the I/O traits of the module `$io`
+/// (`netloop::io` here, `tokio::io` in `tokio_peer/net.rs`): one source for every
+/// runtime's servers.
+#[macro_export]
+macro_rules! net_handlers {
+    ($($io:ident)::+) => {
+        /// The echo handler of `examples/echo.rs`, over the given I/O traits.
+        pub async fn echo<S: $($io)::+::AsyncRead + $($io)::+::AsyncWrite + Unpin>(mut stream: S) {
+            use $($io)::+::{AsyncReadExt as _, AsyncWriteExt as _};
+            let mut buf = vec![0u8; $crate::net::ECHO_BUFFER];
+            loop {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if stream.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
                 }
             }
         }
-    }
+
+        /// The connection handler of `examples/http_hello.rs`, over the given I/O traits. The
+        /// caller sets `TCP_NODELAY` first, as the example does.
+        pub async fn http<S: $($io)::+::AsyncRead + $($io)::+::AsyncWrite + Unpin>(mut stream: S) {
+            use $($io)::+::{AsyncReadExt as _, AsyncWriteExt as _};
+            let mut conn = $crate::net::HttpConn::new();
+            let mut chunk = [0u8; $crate::net::HTTP_CHUNK];
+            loop {
+                let n = match stream.read(&mut chunk).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                let next = conn.feed(&chunk[..n]);
+                if next == $crate::net::Next::Abort {
+                    return;
+                }
+                if !conn.out.is_empty() {
+                    if stream.write_all(&conn.out).await.is_err() {
+                        return;
+                    }
+                    conn.out.clear();
+                }
+                if next == $crate::net::Next::Close {
+                    let _ = stream.shutdown().await;
+                    return;
+                }
+            }
+        }
+    };
 }
 
-/// The connection handler of `examples/http_hello.rs`, over tokio's I/O traits. The
-/// caller sets `TCP_NODELAY` first, as the example does.
-pub async fn http<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S) {
-    let mut conn = HttpConn::new();
-    let mut chunk = [0u8; HTTP_CHUNK];
-    loop {
-        let n = match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        let next = conn.feed(&chunk[..n]);
-        if next == Next::Abort {
-            return;
-        }
-        if !conn.out.is_empty() {
-            if stream.write_all(&conn.out).await.is_err() {
-                return;
-            }
-            conn.out.clear();
-        }
-        if next == Next::Close {
-            let _ = stream.shutdown().await;
-            return;
-        }
-    }
-}
+net_handlers!(netloop::io);
 
 /// The netloop server: a multi-thread runtime of `threads` event loops and
 /// [`serve`] (the acceptor of the examples) with [`echo`] or

@@ -1,5 +1,6 @@
 //! Tokio peers of the network benchmarks, running the same handlers as netloop
-//! (`netloop_benches::net::{echo, http}`, generic over tokio's I/O traits).
+//! (`netloop_benches::net_handlers!`: the same source, expanded here over tokio's
+//! I/O traits).
 //!
 //! - **tokio-mt**: `Builder::new_multi_thread().worker_threads(threads).enable_io()`.
 //!   The accept loop is a spawned task (as netloop's acceptor is), so the thread in
@@ -13,9 +14,11 @@ use std::io;
 use std::net::SocketAddr;
 use std::thread;
 
-use netloop_benches::net::{Mode, echo, http};
+use netloop_benches::net::Mode;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::{TcpListener, TcpStream};
+
+netloop_benches::net_handlers!(tokio::io);
 
 /// Accepts forever, one spawned task per connection.
 async fn accept_loop(listener: TcpListener, mode: Mode) {

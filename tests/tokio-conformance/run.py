@@ -33,6 +33,8 @@ import sys
 import time
 
 TOKIO_VERSION = "1.54.1"
+# The tokio-test whose I/O mock is patched to netloop's traits (patch_tokio_test).
+TOKIO_TEST_VERSION = "0.4.6"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
@@ -133,6 +135,10 @@ def write_manifest(files):
     features = ["full", "rt", "rt-multi-thread", "macros", "net", "time", "sync", "io-util",
                 "io-std", "fs", "process", "signal", "test-util", "parking_lot"]
     tokio_features = json.dumps(["full", "test-util"] if REFERENCE else ["sync", "macros", "io-util", "rt", "time"])
+    patch = ""
+    # Not under a `--reference` run (a REFERENCE global), whose tests are tokio's own.
+    if files and not REFERENCE:
+        patch = f"\n[patch.crates-io]\ntokio-test = {{ path = {json.dumps(patch_tokio_test())} }}\n"
     manifest = f"""[package]
 name = "tokio-conformance"
 version = "0.0.0"
@@ -155,7 +161,7 @@ tokio = {{ version = "={TOKIO_VERSION}", features = {tokio_features} }}
 # tokio's tests name its own dependencies as crates too.
 bytes = "1"
 pin-project-lite = "0.2"
-tokio-test = "0.4"
+tokio-test = "={TOKIO_TEST_VERSION}"
 tokio-stream = "0.1"
 futures = {{ version = "0.3", features = ["async-await"] }}
 futures-test = "0.3"
@@ -167,11 +173,50 @@ rand = "0.9"
 tempfile = "3"
 nix = {{ version = "0.31", features = ["aio", "fs", "socket"] }}
 mockall = "0.13"
-{targets}
+{targets}{patch}
 [workspace]
 """
     with open(os.path.join(PKG, "Cargo.toml"), "w") as f:
         f.write(manifest)
+
+
+def patch_tokio_test():
+    """A copy of tokio-test whose I/O mock (`tokio_test::io`) implements netloop's I/O
+    traits instead of tokio's, and whose scripted waits sleep on netloop's clock, under
+    OUT/tokio-test; returns its manifest's directory.
+
+    tokio's io tests drive tokio's io utilities with that mock. Run against netloop,
+    the utilities are netloop's, so the mock must speak netloop's traits, as it speaks
+    tokio's when the tests run on tokio. Only `io.rs`'s imports change."""
+    home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
+    found = sorted(glob.glob(os.path.join(home, "registry", "src", "*", f"tokio-test-{TOKIO_TEST_VERSION}")))
+    if not found:
+        sys.exit(f"tokio-test {TOKIO_TEST_VERSION} is not in {home}/registry/src (cargo fetch)")
+    dst = os.path.join(OUT, "tokio-test")
+    if os.path.isdir(dst):
+        shutil.rmtree(dst)
+    shutil.copytree(found[0], dst, ignore=shutil.ignore_patterns("tests", "Cargo.lock", "target"))
+    io_rs = os.path.join(dst, "src", "io.rs")
+    with open(io_rs) as f:
+        text = f.read()
+    text = text.replace("use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};",
+                        "use netloop::io::{AsyncRead, AsyncWrite, ReadBuf};")
+    # A scripted wait sleeps on the clock of the runtime the test runs on: netloop's.
+    text = text.replace("use tokio::time::{self, Duration, Instant, Sleep};",
+                        "use netloop::time::{self, Duration, Instant, Sleep};")
+    with open(io_rs, "w") as f:
+        f.write(text)
+    manifest = os.path.join(dst, "Cargo.toml")
+    with open(manifest) as f:
+        text = f.read()
+    # Its own test targets are not copied; its dev-dependencies are not needed.
+    text = re.sub(r"(?ms)^\[\[test\]\].*?(?=^\[(?!\[test))", "", text)
+    text = re.sub(r"(?ms)^\[dev-dependencies[^\]]*\].*?(?=^\[|\Z)", "", text)
+    netloop = os.path.join(ROOT, "crates", "netloop")
+    text += f"\n[dependencies.netloop]\npath = {json.dumps(netloop)}\n"
+    with open(manifest, "w") as f:
+        f.write(text)
+    return dst
 
 
 def count_tests(source):

@@ -5,6 +5,10 @@
 //! streams ([`empty`], [`repeat`], [`sink`]), signature for signature with tokio
 //! 1.54's `tokio::io`.
 //!
+//! With the feature `tokio-io`, the in-memory pipes, the buffering adapters and the
+//! other types here also implement tokio's own traits, and `impl_tokio_io!` does the
+//! same for other crates' types (see `compat`).
+//!
 //! Standard input and output, `Interest`, `Ready` and `AsyncFd` live with netloop's
 //! reactor (`netloop-net`), not here.
 //!
@@ -33,6 +37,8 @@ mod async_buf_read;
 mod async_read;
 mod async_seek;
 mod async_write;
+#[cfg(feature = "tokio-io")]
+pub mod compat;
 mod join;
 mod read_buf;
 mod split;

@@ -89,7 +89,7 @@ macro_rules! byte_stream_methods {
         pub(crate) fn poll_read_priv(
             &self,
             cx: &mut std::task::Context<'_>,
-            buf: &mut tokio::io::ReadBuf<'_>,
+            buf: &mut netloop_io::ReadBuf<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
             use std::io::Read;
             let n = std::task::ready!(
@@ -149,11 +149,11 @@ macro_rules! byte_stream_methods {
     };
 }
 
-/// `AsyncRead`/`AsyncWrite`, tokio's and futures-io's, of a byte stream, over the
-/// methods of [`byte_stream_methods`].
+/// `AsyncRead`/`AsyncWrite`, netloop-io's (and, with `tokio-io`, tokio's) and
+/// futures-io's, of a byte stream, over the methods of [`byte_stream_methods`].
 macro_rules! byte_stream_traits {
     ($Stream:ty) => {
-        byte_stream_tokio_io!($Stream, $Stream);
+        byte_stream_io!($Stream, $Stream);
 
         impl futures_io::AsyncRead for $Stream {
             fn poll_read(
@@ -161,7 +161,7 @@ macro_rules! byte_stream_traits {
                 cx: &mut std::task::Context<'_>,
                 buf: &mut [u8],
             ) -> std::task::Poll<std::io::Result<usize>> {
-                let mut rb = tokio::io::ReadBuf::new(buf);
+                let mut rb = netloop_io::ReadBuf::new(buf);
                 std::task::ready!(self.poll_read_priv(cx, &mut rb))?;
                 std::task::Poll::Ready(Ok(rb.filled().len()))
             }
@@ -345,8 +345,8 @@ macro_rules! byte_stream_halves {
             }
         }
 
-        byte_stream_tokio_io!(ReadHalf<'_>, WriteHalf<'_>, 0);
-        byte_stream_tokio_io!(OwnedReadHalf, OwnedWriteHalf, inner);
+        byte_stream_io!(@impl ['a] ReadHalf<'a>, WriteHalf<'a>, 0);
+        byte_stream_io!(OwnedReadHalf, OwnedWriteHalf, inner);
 
         impl AsRef<$Stream> for ReadHalf<'_> {
             fn as_ref(&self) -> &$Stream {
@@ -374,24 +374,28 @@ macro_rules! byte_stream_halves {
     };
 }
 
-/// tokio's `AsyncRead` for `$Read` and `AsyncWrite` for `$Write`, forwarding to the
-/// stream at `self` (the stream itself) or `self.$stream` (its halves).
-macro_rules! byte_stream_tokio_io {
+/// netloop-io's `AsyncRead` for `$Read` and `AsyncWrite` for `$Write`, forwarding to
+/// the stream at `self` (the stream itself) or `self.$stream` (its halves); with
+/// `tokio-io`, tokio's as well, forwarding to those.
+macro_rules! byte_stream_io {
     ($Read:ty, $Write:ty $(, $stream:tt)?) => {
-        impl tokio::io::AsyncRead for $Read {
-            // The tokio trait shims inline into the caller's future (tokio's `Read`,
-            // `WriteAll`, codecs), which then calls the operation directly.
+        byte_stream_io!(@impl [] $Read, $Write $(, $stream)?);
+    };
+    (@impl [$($g:tt)*] $Read:ty, $Write:ty $(, $stream:tt)?) => {
+        impl<$($g)*> netloop_io::AsyncRead for $Read {
+            // The trait shims inline into the caller's future (`Read`, `WriteAll`,
+            // codecs), which then calls the operation directly.
             #[inline]
             fn poll_read(
                 self: std::pin::Pin<&mut Self>,
                 cx: &mut std::task::Context<'_>,
-                buf: &mut tokio::io::ReadBuf<'_>,
+                buf: &mut netloop_io::ReadBuf<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
                 self$(.$stream)?.poll_read_priv(cx, buf)
             }
         }
 
-        impl tokio::io::AsyncWrite for $Write {
+        impl<$($g)*> netloop_io::AsyncWrite for $Write {
             #[inline]
             fn poll_write(
                 self: std::pin::Pin<&mut Self>,
@@ -427,6 +431,12 @@ macro_rules! byte_stream_tokio_io {
             ) -> std::task::Poll<std::io::Result<()>> {
                 std::task::Poll::Ready(self$(.$stream)?.shutdown_write())
             }
+        }
+
+        #[cfg(feature = "tokio-io")]
+        netloop_io::impl_tokio_io! {
+            impl AsyncRead for [$($g)*] $Read;
+            impl AsyncWrite for [$($g)*] $Write;
         }
     };
 }

@@ -48,7 +48,7 @@ macro_rules! datagram_methods {
         pub fn poll_recv(
             &self,
             cx: &mut std::task::Context<'_>,
-            buf: &mut tokio::io::ReadBuf<'_>,
+            buf: &mut netloop_io::ReadBuf<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
             $crate::registration::poll_read_into(&self.io, cx, buf, |s, b| Ok((s.recv(b)?, ())))
         }

@@ -5,8 +5,8 @@ use std::future::Future;
 use std::io;
 use std::task::{Context, Poll, ready};
 
+use netloop_io::ReadBuf;
 use netloop_reactor::io::{Direction, PollEvented, Ready};
-use tokio::io::ReadBuf;
 
 /// Registers `source` now, with the loop driving this thread, else the runtime's next.
 ///

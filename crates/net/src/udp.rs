@@ -4,8 +4,8 @@ use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::task::{Context, Poll};
 
+use netloop_io::ReadBuf;
 use netloop_reactor::io::{Direction, PollEvented};
-use tokio::io::ReadBuf;
 
 use crate::addr::{ToSocketAddrs, try_each_addr};
 use crate::registration::{io_shared, poll_read_into, recv_from_into};

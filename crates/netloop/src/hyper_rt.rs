@@ -3,8 +3,8 @@
 //! (`NetloopConnector`).
 //!
 //! Give them to hyper's builders; for I/O wrap a [`TcpStream`](crate::net::TcpStream)
-//! in `hyper_util::rt::TokioIo`, since netloop's sockets implement tokio's own
-//! `AsyncRead` / `AsyncWrite`.
+//! in `hyper_util::rt::TokioIo`, since netloop's sockets also implement tokio's own
+//! `AsyncRead` / `AsyncWrite` (feature `tokio-io`, on by default).
 //!
 //! ```ignore
 //! hyper::server::conn::http1::Builder::new()

@@ -1,22 +1,23 @@
-//! tokio-shaped I/O: the traits, extension traits and utilities of `tokio::io`, plus
-//! netloop's `Interest` and `Ready`.
+//! tokio-shaped I/O: netloop-io's traits, extension traits and utilities (re-exported
+//! here, in `tokio::io`'s layout), plus what needs the reactor: [`Interest`],
+//! [`Ready`], the standard streams ([`stdin`], [`stdout`], [`stderr`]) and
+//! [`AsyncFd`](unix::AsyncFd).
 //!
-//! The traits *are* tokio's (`tokio::io::AsyncRead`, ...), re-exported from tokio built
-//! with only its `io-util` feature (no tokio runtime, net or time code is compiled in).
-//! netloop's sockets implement them, so hyper, tokio-util codecs and friends run on
-//! netloop unchanged. The utilities that never wait on a socket (`repeat`, `sink`,
-//! `empty`, `duplex`, `simplex`, the `copy` family) are netloop's own, so that they
-//! spend netloop's cooperative budget (see `util`).
+//! The traits are netloop's own ([`netloop_io`]), and every I/O type of this crate
+//! implements them. With the feature `tokio-io` (on by default) each also implements
+//! the registry tokio's `AsyncRead`/`AsyncWrite` (and `AsyncSeek` where it seeks), so
+//! hyper-util's `TokioIo`, tokio-util's codecs and friends take netloop's sockets
+//! as they are.
 
-pub use tokio::io::{
+pub use netloop_io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWrite, AsyncWriteExt,
-    BufReader, BufStream, BufWriter, Error, ErrorKind, Join, Lines, ReadBuf, ReadHalf, Result, SeekFrom, Split, Take,
-    WriteHalf, join, split,
+    BufReader, BufStream, BufWriter, Chain, DuplexStream, Empty, Error, ErrorKind, Join, Lines, ReadBuf, ReadHalf,
+    Repeat, Result, SeekFrom, SimplexStream, Sink, Split, Take, WriteHalf, copy, copy_bidirectional,
+    copy_bidirectional_with_sizes, copy_buf, duplex, empty, join, repeat, simplex, sink, split,
 };
 
 mod async_fd;
 mod stdio;
-mod util;
 
 pub use stdio::{Stderr, Stdin, Stdout, stderr, stdin, stdout};
 
@@ -27,11 +28,6 @@ pub mod unix {
     pub use super::async_fd::AsyncFdTryNewError;
     pub use super::async_fd::{AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, AsyncFdRegisterError, TryIoError};
 }
-
-pub use util::{
-    DuplexStream, Empty, Repeat, SimplexStream, Sink, copy, copy_bidirectional, copy_bidirectional_with_sizes,
-    copy_buf, duplex, empty, repeat, simplex, sink,
-};
 
 pub use netloop_reactor::io::Ready;
 

@@ -13,8 +13,8 @@ use std::io::{self, Read, Write};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
+use netloop_io::{AsyncRead, AsyncWrite, ReadBuf};
 use netloop_scheduler::task::{JoinHandle, spawn_blocking};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// The most one operation moves: a larger read or write is done in parts.
 const MAX_BUF: usize = 2 * 1024 * 1024;
@@ -200,9 +200,18 @@ macro_rules! std_stream {
     };
 }
 
-/// `$Trait` for a standard stream, forwarded to its `Blocking`.
+/// `$Trait` for a standard stream, forwarded to its `Blocking`; with `tokio-io`, tokio's
+/// `$Trait` as well, forwarded to netloop-io's.
 macro_rules! forward_to_blocking {
-    ($Type:ident, AsyncRead) => {
+    ($Type:ident, $Trait:ident) => {
+        forward_to_blocking!(@ $Type, $Trait);
+
+        #[cfg(feature = "tokio-io")]
+        netloop_io::impl_tokio_io! {
+            impl $Trait for [] $Type;
+        }
+    };
+    (@ $Type:ident, AsyncRead) => {
         impl AsyncRead for $Type {
             fn poll_read(
                 mut self: Pin<&mut Self>,
@@ -213,7 +222,7 @@ macro_rules! forward_to_blocking {
             }
         }
     };
-    ($Type:ident, AsyncWrite) => {
+    (@ $Type:ident, AsyncWrite) => {
         impl AsyncWrite for $Type {
             fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
                 Pin::new(&mut self.0).poll_write(cx, buf)
@@ -293,7 +302,7 @@ std_stream!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use netloop_io::{AsyncReadExt, AsyncWriteExt};
 
     fn runtime() -> netloop_scheduler::runtime::Runtime {
         netloop_scheduler::runtime::Builder::new_current_thread()

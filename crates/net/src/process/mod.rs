@@ -32,7 +32,7 @@ use std::path::Path;
 use std::process::{ExitStatus, Output, Stdio};
 use std::task::{Context, Poll, ready};
 
-use tokio::io::AsyncReadExt;
+use netloop_io::AsyncReadExt;
 
 use exit::ExitWatch;
 
@@ -427,7 +427,7 @@ impl Child {
 
     /// Waits for the exit while reading all of stdout and stderr (those piped).
     pub async fn wait_with_output(mut self) -> io::Result<Output> {
-        async fn read_all<R: tokio::io::AsyncRead + Unpin>(stream: Option<R>) -> io::Result<Vec<u8>> {
+        async fn read_all<R: netloop_io::AsyncRead + Unpin>(stream: Option<R>) -> io::Result<Vec<u8>> {
             let mut out = Vec::new();
             if let Some(mut stream) = stream {
                 stream.read_to_end(&mut out).await?;

@@ -7,8 +7,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use mio::unix::pipe::{Receiver, Sender};
+use netloop_io::{AsyncRead, AsyncWrite, ReadBuf};
 use netloop_reactor::io::PollEvented;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::registration::register;
 
@@ -194,4 +194,11 @@ impl AsyncRead for ChildStderr {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         poll_read_pipe(&self.io, cx, buf)
     }
+}
+
+#[cfg(feature = "tokio-io")]
+netloop_io::impl_tokio_io! {
+    impl AsyncWrite for [] ChildStdin;
+    impl AsyncRead for [] ChildStdout;
+    impl AsyncRead for [] ChildStderr;
 }

@@ -12,7 +12,7 @@ macro_rules! tcp_peek_methods {
         pub fn poll_peek(
             &mut self,
             cx: &mut std::task::Context<'_>,
-            buf: &mut tokio::io::ReadBuf<'_>,
+            buf: &mut netloop_io::ReadBuf<'_>,
         ) -> std::task::Poll<std::io::Result<usize>> {
             self.$stream.poll_peek(cx, buf)
         }

@@ -7,8 +7,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::BufMut;
+use netloop_io::ReadBuf;
 use netloop_reactor::io::{Direction, PollEvented};
-use tokio::io::ReadBuf;
 
 use crate::addr::{ToSocketAddrs, try_each_addr};
 use crate::registration::{io_shared, poll_read_into};

@@ -5,8 +5,8 @@ use std::net::Shutdown;
 use std::path::Path;
 use std::task::{Context, Poll};
 
+use netloop_io::ReadBuf;
 use netloop_reactor::io::{Direction, PollEvented};
-use tokio::io::ReadBuf;
 
 use super::SocketAddr;
 use crate::registration::{io_shared, poll_read_into, recv_from_into};

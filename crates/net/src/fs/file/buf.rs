@@ -2,7 +2,7 @@
 
 use std::io::{self, IoSlice, Read, Write};
 
-use tokio::io::ReadBuf;
+use netloop_io::ReadBuf;
 
 use crate::io::read_to_vec;
 

@@ -22,8 +22,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use tokio::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
-
+use netloop_io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 use netloop_sync::Mutex;
 
 use super::asyncify;
@@ -331,6 +330,13 @@ impl AsyncWrite for File {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.poll_flush(cx)
     }
+}
+
+#[cfg(feature = "tokio-io")]
+netloop_io::impl_tokio_io! {
+    impl AsyncRead for [] File;
+    impl AsyncWrite for [] File;
+    impl AsyncSeek for [] File;
 }
 
 impl From<std::fs::File> for File {
