@@ -32,7 +32,7 @@ pub const EXHAUSTION_PAUSE: Duration = Duration::from_secs(1);
 ///
 /// ```no_run
 /// use netloop_net::{serve, TcpListener};
-/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// use netloop_net::io::{AsyncReadExt, AsyncWriteExt};
 ///
 /// # let rt = netloop_scheduler::runtime::Runtime::new()?;
 /// rt.block_on(async {
