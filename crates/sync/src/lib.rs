@@ -17,6 +17,7 @@ mod loom;
 mod waiters;
 
 mod batch_semaphore;
+mod guard;
 mod notify;
 
 mod barrier;

@@ -5,10 +5,10 @@ use std::error::Error;
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
-use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
 use crate::batch_semaphore as ll;
+use crate::guard::{self, guard_deref, guard_deref_mut};
 
 /// A lock giving one task at a time access to a `T`, waited for asynchronously.
 ///
@@ -219,132 +219,18 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
     }
 }
 
-impl<'a, T: ?Sized> MutexGuard<'a, T> {
-    /// Narrows the guard to a part of the value (a field, an element, ...); the
-    /// mutex stays locked until the mapped guard is dropped.
-    ///
-    /// An associated function (`MutexGuard::map(guard, f)`) so as not to shadow a
-    /// method of `T`.
-    #[inline]
-    pub fn map<U, F>(mut this: Self, f: F) -> MappedMutexGuard<'a, U>
-    where
-        U: ?Sized,
-        F: FnOnce(&mut T) -> &mut U,
-    {
-        let data = f(&mut *this) as *mut U;
-        let this = ManuallyDrop::new(this);
-        MappedMutexGuard {
-            s: &this.lock.s,
-            data,
-            marker: PhantomData,
-        }
-    }
-
-    /// Like [`MutexGuard::map`], but `f` may decline (return `None`), in which case
-    /// the original guard comes back as `Err`.
-    #[inline]
-    pub fn try_map<U, F>(mut this: Self, f: F) -> Result<MappedMutexGuard<'a, U>, Self>
-    where
-        U: ?Sized,
-        F: FnOnce(&mut T) -> Option<&mut U>,
-    {
-        let data = match f(&mut *this) {
-            Some(data) => data as *mut U,
-            None => return Err(this),
-        };
-        let this = ManuallyDrop::new(this);
-        Ok(MappedMutexGuard {
-            s: &this.lock.s,
-            data,
-            marker: PhantomData,
-        })
-    }
-
-    /// The mutex this guard locks.
-    #[inline]
-    pub fn mutex(this: &Self) -> &'a Mutex<T> {
-        this.lock
-    }
-}
+guard_deref!(['a, T: ?Sized] MutexGuard<'a, T> => T, |this| this.lock.c.get());
+guard_deref!([T: ?Sized] OwnedMutexGuard<T> => T, |this| this.lock.c.get());
+guard_deref!(['a, T: ?Sized] MappedMutexGuard<'a, T> => T);
+guard_deref!([T: ?Sized, U: ?Sized] OwnedMappedMutexGuard<T, U> => U);
+guard_deref_mut!(['a, T: ?Sized] MutexGuard<'a, T> => T, |this| this.lock.c.get());
+guard_deref_mut!([T: ?Sized] OwnedMutexGuard<T> => T, |this| this.lock.c.get());
+guard_deref_mut!(['a, T: ?Sized] MappedMutexGuard<'a, T> => T);
+guard_deref_mut!([T: ?Sized, U: ?Sized] OwnedMappedMutexGuard<T, U> => U);
 
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         self.lock.s.release(1);
-    }
-}
-
-impl<T: ?Sized> Deref for MutexGuard<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: the guard holds the mutex's only permit, so no other access exists.
-        unsafe { &*self.lock.c.get() }
-    }
-}
-
-impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`, and `&mut self` makes this borrow unique.
-        unsafe { &mut *self.lock.c.get() }
-    }
-}
-
-impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
-    }
-}
-
-impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&**self, f)
-    }
-}
-
-impl<T: ?Sized> OwnedMutexGuard<T> {
-    /// Takes the `Arc` out without running the guard's `Drop` (no unlock).
-    fn into_lock(self) -> Arc<Mutex<T>> {
-        let this = ManuallyDrop::new(self);
-        // SAFETY: `this` is never used or dropped again, so the `Arc` is moved out
-        // exactly once.
-        unsafe { std::ptr::read(&this.lock) }
-    }
-
-    /// Narrows the guard to a part of the value; the mutex stays locked until the
-    /// mapped guard is dropped.
-    #[inline]
-    pub fn map<U, F>(mut this: Self, f: F) -> OwnedMappedMutexGuard<T, U>
-    where
-        U: ?Sized,
-        F: FnOnce(&mut T) -> &mut U,
-    {
-        let data = f(&mut *this) as *mut U;
-        OwnedMappedMutexGuard {
-            data,
-            lock: this.into_lock(),
-        }
-    }
-
-    /// Like [`OwnedMutexGuard::map`], but `f` may decline, giving the guard back.
-    #[inline]
-    pub fn try_map<U, F>(mut this: Self, f: F) -> Result<OwnedMappedMutexGuard<T, U>, Self>
-    where
-        U: ?Sized,
-        F: FnOnce(&mut T) -> Option<&mut U>,
-    {
-        let data = match f(&mut *this) {
-            Some(data) => data as *mut U,
-            None => return Err(this),
-        };
-        Ok(OwnedMappedMutexGuard {
-            data,
-            lock: this.into_lock(),
-        })
-    }
-
-    /// The mutex this guard locks.
-    #[inline]
-    pub fn mutex(this: &Self) -> &Arc<Mutex<T>> {
-        &this.lock
     }
 }
 
@@ -354,135 +240,9 @@ impl<T: ?Sized> Drop for OwnedMutexGuard<T> {
     }
 }
 
-impl<T: ?Sized> Deref for OwnedMutexGuard<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: the guard holds the mutex's only permit.
-        unsafe { &*self.lock.c.get() }
-    }
-}
-
-impl<T: ?Sized> DerefMut for OwnedMutexGuard<T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: the guard holds the mutex's only permit; `&mut self` is unique.
-        unsafe { &mut *self.lock.c.get() }
-    }
-}
-
-impl<T: ?Sized + fmt::Debug> fmt::Debug for OwnedMutexGuard<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
-    }
-}
-
-impl<T: ?Sized + fmt::Display> fmt::Display for OwnedMutexGuard<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&**self, f)
-    }
-}
-
-impl<'a, T: ?Sized> MappedMutexGuard<'a, T> {
-    /// Narrows the guard further.
-    #[inline]
-    pub fn map<U, F>(mut this: Self, f: F) -> MappedMutexGuard<'a, U>
-    where
-        F: FnOnce(&mut T) -> &mut U,
-    {
-        let data = f(&mut *this) as *mut U;
-        let this = ManuallyDrop::new(this);
-        MappedMutexGuard {
-            s: this.s,
-            data,
-            marker: PhantomData,
-        }
-    }
-
-    /// Narrows the guard further if `f` agrees, else gives it back.
-    #[inline]
-    pub fn try_map<U, F>(mut this: Self, f: F) -> Result<MappedMutexGuard<'a, U>, Self>
-    where
-        F: FnOnce(&mut T) -> Option<&mut U>,
-    {
-        let data = match f(&mut *this) {
-            Some(data) => data as *mut U,
-            None => return Err(this),
-        };
-        let this = ManuallyDrop::new(this);
-        Ok(MappedMutexGuard {
-            s: this.s,
-            data,
-            marker: PhantomData,
-        })
-    }
-}
-
 impl<T: ?Sized> Drop for MappedMutexGuard<'_, T> {
     fn drop(&mut self) {
         self.s.release(1);
-    }
-}
-
-impl<T: ?Sized> Deref for MappedMutexGuard<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: `data` points into the locked value, and this guard holds the lock.
-        unsafe { &*self.data }
-    }
-}
-
-impl<T: ?Sized> DerefMut for MappedMutexGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as in `deref`; `&mut self` is unique.
-        unsafe { &mut *self.data }
-    }
-}
-
-impl<T: ?Sized + fmt::Debug> fmt::Debug for MappedMutexGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
-    }
-}
-
-impl<T: ?Sized + fmt::Display> fmt::Display for MappedMutexGuard<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&**self, f)
-    }
-}
-
-impl<T: ?Sized, U: ?Sized> OwnedMappedMutexGuard<T, U> {
-    fn into_lock(self) -> Arc<Mutex<T>> {
-        let this = ManuallyDrop::new(self);
-        // SAFETY: `this` is never used or dropped again: the `Arc` moves out once.
-        unsafe { std::ptr::read(&this.lock) }
-    }
-
-    /// Narrows the guard further.
-    #[inline]
-    pub fn map<S, F>(mut this: Self, f: F) -> OwnedMappedMutexGuard<T, S>
-    where
-        F: FnOnce(&mut U) -> &mut S,
-    {
-        let data = f(&mut *this) as *mut S;
-        OwnedMappedMutexGuard {
-            data,
-            lock: this.into_lock(),
-        }
-    }
-
-    /// Narrows the guard further if `f` agrees, else gives it back.
-    #[inline]
-    pub fn try_map<S, F>(mut this: Self, f: F) -> Result<OwnedMappedMutexGuard<T, S>, Self>
-    where
-        F: FnOnce(&mut U) -> Option<&mut S>,
-    {
-        let data = match f(&mut *this) {
-            Some(data) => data as *mut S,
-            None => return Err(this),
-        };
-        Ok(OwnedMappedMutexGuard {
-            data,
-            lock: this.into_lock(),
-        })
     }
 }
 
@@ -492,29 +252,152 @@ impl<T: ?Sized, U: ?Sized> Drop for OwnedMappedMutexGuard<T, U> {
     }
 }
 
-impl<T: ?Sized, U: ?Sized> Deref for OwnedMappedMutexGuard<T, U> {
-    type Target = U;
-    fn deref(&self) -> &U {
-        // SAFETY: `data` points into the locked value, and this guard holds the lock.
-        unsafe { &*self.data }
+impl<'a, T: ?Sized> MutexGuard<'a, T> {
+    /// The mapped guard of `data`, taking over `this`'s permit.
+    #[inline]
+    fn with_data<U: ?Sized>(this: ManuallyDrop<Self>, data: *mut U) -> MappedMutexGuard<'a, U> {
+        MappedMutexGuard {
+            s: &this.lock.s,
+            data,
+            marker: PhantomData,
+        }
+    }
+
+    /// Narrows the guard to a part of the value (a field, an element, ...); the
+    /// mutex stays locked until the mapped guard is dropped.
+    ///
+    /// An associated function (`MutexGuard::map(guard, f)`) so as not to shadow a
+    /// method of `T`.
+    #[inline]
+    pub fn map<U, F>(this: Self, f: F) -> MappedMutexGuard<'a, U>
+    where
+        U: ?Sized,
+        F: FnOnce(&mut T) -> &mut U,
+    {
+        let (this, data) = guard::narrow(this, f);
+        Self::with_data(this, data)
+    }
+
+    /// Like [`MutexGuard::map`], but `f` may decline (return `None`), in which case
+    /// the original guard comes back as `Err`.
+    #[inline]
+    pub fn try_map<U, F>(this: Self, f: F) -> Result<MappedMutexGuard<'a, U>, Self>
+    where
+        U: ?Sized,
+        F: FnOnce(&mut T) -> Option<&mut U>,
+    {
+        let (this, data) = guard::try_narrow(this, f)?;
+        Ok(Self::with_data(this, data))
+    }
+
+    /// The mutex this guard locks.
+    #[inline]
+    pub fn mutex(this: &Self) -> &'a Mutex<T> {
+        this.lock
     }
 }
 
-impl<T: ?Sized, U: ?Sized> DerefMut for OwnedMappedMutexGuard<T, U> {
-    fn deref_mut(&mut self) -> &mut U {
-        // SAFETY: as in `deref`; `&mut self` is unique.
-        unsafe { &mut *self.data }
+impl<T: ?Sized> OwnedMutexGuard<T> {
+    /// The mapped guard of `data`, taking over `this`'s permit and `Arc`.
+    #[inline]
+    fn with_data<U: ?Sized>(this: ManuallyDrop<Self>, data: *mut U) -> OwnedMappedMutexGuard<T, U> {
+        OwnedMappedMutexGuard {
+            data,
+            // SAFETY: `this` is consumed here and never dropped.
+            lock: unsafe { guard::take_arc(&this, |g| &g.lock) },
+        }
+    }
+
+    /// Narrows the guard to a part of the value; the mutex stays locked until the
+    /// mapped guard is dropped.
+    #[inline]
+    pub fn map<U, F>(this: Self, f: F) -> OwnedMappedMutexGuard<T, U>
+    where
+        U: ?Sized,
+        F: FnOnce(&mut T) -> &mut U,
+    {
+        let (this, data) = guard::narrow(this, f);
+        Self::with_data(this, data)
+    }
+
+    /// Like [`OwnedMutexGuard::map`], but `f` may decline, giving the guard back.
+    #[inline]
+    pub fn try_map<U, F>(this: Self, f: F) -> Result<OwnedMappedMutexGuard<T, U>, Self>
+    where
+        U: ?Sized,
+        F: FnOnce(&mut T) -> Option<&mut U>,
+    {
+        let (this, data) = guard::try_narrow(this, f)?;
+        Ok(Self::with_data(this, data))
+    }
+
+    /// The mutex this guard locks.
+    #[inline]
+    pub fn mutex(this: &Self) -> &Arc<Mutex<T>> {
+        &this.lock
     }
 }
 
-impl<T: ?Sized, U: ?Sized + fmt::Debug> fmt::Debug for OwnedMappedMutexGuard<T, U> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&**self, f)
+impl<'a, T: ?Sized> MappedMutexGuard<'a, T> {
+    /// This guard narrowed to `data`, taking over `this`'s permit.
+    #[inline]
+    fn with_data<U: ?Sized>(this: ManuallyDrop<Self>, data: *mut U) -> MappedMutexGuard<'a, U> {
+        MappedMutexGuard {
+            s: this.s,
+            data,
+            marker: PhantomData,
+        }
+    }
+
+    /// Narrows the guard further.
+    #[inline]
+    pub fn map<U, F>(this: Self, f: F) -> MappedMutexGuard<'a, U>
+    where
+        F: FnOnce(&mut T) -> &mut U,
+    {
+        let (this, data) = guard::narrow(this, f);
+        Self::with_data(this, data)
+    }
+
+    /// Narrows the guard further if `f` agrees, else gives it back.
+    #[inline]
+    pub fn try_map<U, F>(this: Self, f: F) -> Result<MappedMutexGuard<'a, U>, Self>
+    where
+        F: FnOnce(&mut T) -> Option<&mut U>,
+    {
+        let (this, data) = guard::try_narrow(this, f)?;
+        Ok(Self::with_data(this, data))
     }
 }
 
-impl<T: ?Sized, U: ?Sized + fmt::Display> fmt::Display for OwnedMappedMutexGuard<T, U> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&**self, f)
+impl<T: ?Sized, U: ?Sized> OwnedMappedMutexGuard<T, U> {
+    /// This guard narrowed to `data`, taking over `this`'s permit and `Arc`.
+    #[inline]
+    fn with_data<S: ?Sized>(this: ManuallyDrop<Self>, data: *mut S) -> OwnedMappedMutexGuard<T, S> {
+        OwnedMappedMutexGuard {
+            data,
+            // SAFETY: `this` is consumed here and never dropped.
+            lock: unsafe { guard::take_arc(&this, |g| &g.lock) },
+        }
+    }
+
+    /// Narrows the guard further.
+    #[inline]
+    pub fn map<S, F>(this: Self, f: F) -> OwnedMappedMutexGuard<T, S>
+    where
+        F: FnOnce(&mut U) -> &mut S,
+    {
+        let (this, data) = guard::narrow(this, f);
+        Self::with_data(this, data)
+    }
+
+    /// Narrows the guard further if `f` agrees, else gives it back.
+    #[inline]
+    pub fn try_map<S, F>(this: Self, f: F) -> Result<OwnedMappedMutexGuard<T, S>, Self>
+    where
+        F: FnOnce(&mut U) -> Option<&mut S>,
+    {
+        let (this, data) = guard::try_narrow(this, f)?;
+        Ok(Self::with_data(this, data))
     }
 }

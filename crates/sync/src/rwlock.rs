@@ -9,12 +9,12 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
-use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
 use crate::TryAcquireError;
 use crate::TryLockError;
 use crate::batch_semaphore::Semaphore;
+use crate::guard::{self, guard_deref, guard_deref_mut};
 
 /// The most readers a lock can admit at once (`u32::MAX >> 3`).
 #[cfg(not(loom))]
@@ -234,6 +234,25 @@ impl<T: ?Sized> RwLock<T> {
         }
     }
 
+    /// The read guard of a permit just acquired; it keeps the lock alive.
+    fn read_guard_owned(self: Arc<Self>) -> OwnedRwLockReadGuard<T> {
+        OwnedRwLockReadGuard {
+            data: self.c.get(),
+            lock: self,
+            _p: PhantomData,
+        }
+    }
+
+    /// The write guard of every permit, just acquired; it keeps the lock alive.
+    fn write_guard_owned(self: Arc<Self>) -> OwnedRwLockWriteGuard<T> {
+        OwnedRwLockWriteGuard {
+            permits_acquired: self.mr,
+            data: self.c.get(),
+            lock: self,
+            _p: PhantomData,
+        }
+    }
+
     /// Waits for shared access. Cancel safe: dropping the future gives up its turn.
     pub async fn read(&self) -> RwLockReadGuard<'_, T> {
         self.acquire(1).await;
@@ -253,11 +272,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Waits for shared access with a guard that keeps the lock alive.
     pub async fn read_owned(self: Arc<Self>) -> OwnedRwLockReadGuard<T> {
         self.acquire(1).await;
-        OwnedRwLockReadGuard {
-            data: self.c.get(),
-            lock: self,
-            _p: PhantomData,
-        }
+        self.read_guard_owned()
     }
 
     /// Takes shared access if it is available now.
@@ -269,11 +284,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Takes shared access, with an owned guard, if it is available now.
     pub fn try_read_owned(self: Arc<Self>) -> Result<OwnedRwLockReadGuard<T>, TryLockError> {
         no_permits(self.s.try_acquire(1))?;
-        Ok(OwnedRwLockReadGuard {
-            data: self.c.get(),
-            lock: self,
-            _p: PhantomData,
-        })
+        Ok(self.read_guard_owned())
     }
 
     /// Waits for exclusive access. Cancel safe: dropping the future gives up its turn.
@@ -295,12 +306,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Waits for exclusive access with a guard that keeps the lock alive.
     pub async fn write_owned(self: Arc<Self>) -> OwnedRwLockWriteGuard<T> {
         self.acquire(self.mr).await;
-        OwnedRwLockWriteGuard {
-            permits_acquired: self.mr,
-            data: self.c.get(),
-            lock: self,
-            _p: PhantomData,
-        }
+        self.write_guard_owned()
     }
 
     /// Takes exclusive access if it is available now.
@@ -312,12 +318,7 @@ impl<T: ?Sized> RwLock<T> {
     /// Takes exclusive access, with an owned guard, if it is available now.
     pub fn try_write_owned(self: Arc<Self>) -> Result<OwnedRwLockWriteGuard<T>, TryLockError> {
         no_permits(self.s.try_acquire(self.mr as usize))?;
-        Ok(OwnedRwLockWriteGuard {
-            permits_acquired: self.mr,
-            data: self.c.get(),
-            lock: self,
-            _p: PhantomData,
-        })
+        Ok(self.write_guard_owned())
     }
 
     /// The value, through a unique borrow of the lock (no locking needed).
@@ -355,44 +356,6 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
         };
         d.finish()
     }
-}
-
-/// `Deref`, `Debug` and `Display` for a guard, forwarding to the value it reaches.
-macro_rules! guard_deref {
-    ([$($g:tt)*] $ty:ty => $target:ident) => {
-        impl<$($g)*> Deref for $ty {
-            type Target = $target;
-            fn deref(&self) -> &$target {
-                // SAFETY: `data` points into the lock's value, and this guard holds
-                // the permits that keep writers (or, for a write guard, everyone
-                // else) out until it is dropped.
-                unsafe { &*self.data }
-            }
-        }
-        impl<$($g)*> fmt::Debug for $ty where $target: fmt::Debug {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(&**self, f)
-            }
-        }
-        impl<$($g)*> fmt::Display for $ty where $target: fmt::Display {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Display::fmt(&**self, f)
-            }
-        }
-    };
-}
-
-/// `DerefMut` for a write guard.
-macro_rules! guard_deref_mut {
-    ([$($g:tt)*] $ty:ty => $target:ident) => {
-        impl<$($g)*> DerefMut for $ty {
-            fn deref_mut(&mut self) -> &mut $target {
-                // SAFETY: this write guard holds every permit of the lock, so no
-                // other access exists; `&mut self` makes this one unique.
-                unsafe { &mut *self.data }
-            }
-        }
-    };
 }
 
 guard_deref!(['a, T: ?Sized] RwLockReadGuard<'a, T> => T);
@@ -442,14 +405,17 @@ impl<T: ?Sized, U: ?Sized> Drop for OwnedRwLockMappedWriteGuard<T, U> {
     }
 }
 
-/// Moves the `Arc` out of a guard that is being consumed without its `Drop`.
-fn take_arc<G, T: ?Sized>(guard: &ManuallyDrop<G>, lock: impl FnOnce(&G) -> &Arc<RwLock<T>>) -> Arc<RwLock<T>> {
-    // SAFETY: the caller never uses or drops `guard` again, so the `Arc` is moved
-    // out of it exactly once.
-    unsafe { std::ptr::read(lock(guard)) }
-}
-
 impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
+    /// The read guard of `data`, taking over `this`'s permit.
+    #[inline]
+    fn with_data<U: ?Sized>(this: ManuallyDrop<Self>, data: *const U) -> RwLockReadGuard<'a, U> {
+        RwLockReadGuard {
+            s: this.s,
+            data,
+            marker: PhantomData,
+        }
+    }
+
     /// Narrows the guard to a part of the value. An associated function
     /// (`RwLockReadGuard::map(guard, f)`) so as not to shadow a method of `T`.
     #[inline]
@@ -457,13 +423,8 @@ impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
     where
         F: FnOnce(&T) -> &U,
     {
-        let data = f(&*this) as *const U;
-        let this = ManuallyDrop::new(this);
-        RwLockReadGuard {
-            s: this.s,
-            data,
-            marker: PhantomData,
-        }
+        let (this, data) = guard::narrow_ref(this, f);
+        Self::with_data(this, data)
     }
 
     /// Like [`RwLockReadGuard::map`], but `f` may decline, giving the guard back.
@@ -472,33 +433,31 @@ impl<'a, T: ?Sized> RwLockReadGuard<'a, T> {
     where
         F: FnOnce(&T) -> Option<&U>,
     {
-        let data = match f(&*this) {
-            Some(data) => data as *const U,
-            None => return Err(this),
-        };
-        let this = ManuallyDrop::new(this);
-        Ok(RwLockReadGuard {
-            s: this.s,
-            data,
-            marker: PhantomData,
-        })
+        let (this, data) = guard::try_narrow_ref(this, f)?;
+        Ok(Self::with_data(this, data))
     }
 }
 
 impl<T: ?Sized, U: ?Sized> OwnedRwLockReadGuard<T, U> {
+    /// The read guard of `data`, taking over `this`'s permit and `Arc`.
+    #[inline]
+    fn with_data<V: ?Sized>(this: ManuallyDrop<Self>, data: *const V) -> OwnedRwLockReadGuard<T, V> {
+        OwnedRwLockReadGuard {
+            // SAFETY: `this` is consumed here and never dropped.
+            lock: unsafe { guard::take_arc(&this, |g| &g.lock) },
+            data,
+            _p: PhantomData,
+        }
+    }
+
     /// Narrows the guard to a part of the value.
     #[inline]
     pub fn map<F, V: ?Sized>(this: Self, f: F) -> OwnedRwLockReadGuard<T, V>
     where
         F: FnOnce(&U) -> &V,
     {
-        let data = f(&*this) as *const V;
-        let this = ManuallyDrop::new(this);
-        OwnedRwLockReadGuard {
-            lock: take_arc(&this, |g| &g.lock),
-            data,
-            _p: PhantomData,
-        }
+        let (this, data) = guard::narrow_ref(this, f);
+        Self::with_data(this, data)
     }
 
     /// Like [`OwnedRwLockReadGuard::map`], but `f` may decline, giving the guard back.
@@ -507,16 +466,8 @@ impl<T: ?Sized, U: ?Sized> OwnedRwLockReadGuard<T, U> {
     where
         F: FnOnce(&U) -> Option<&V>,
     {
-        let data = match f(&*this) {
-            Some(data) => data as *const V,
-            None => return Err(this),
-        };
-        let this = ManuallyDrop::new(this);
-        Ok(OwnedRwLockReadGuard {
-            lock: take_arc(&this, |g| &g.lock),
-            data,
-            _p: PhantomData,
-        })
+        let (this, data) = guard::try_narrow_ref(this, f)?;
+        Ok(Self::with_data(this, data))
     }
 
     /// The lock this guard reads.
@@ -526,14 +477,9 @@ impl<T: ?Sized, U: ?Sized> OwnedRwLockReadGuard<T, U> {
 }
 
 impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
-    /// Narrows the guard to a part of the value; the lock stays write-locked.
+    /// The mapped write guard of `data`, taking over `this`'s permits.
     #[inline]
-    pub fn map<F, U: ?Sized>(mut this: Self, f: F) -> RwLockMappedWriteGuard<'a, U>
-    where
-        F: FnOnce(&mut T) -> &mut U,
-    {
-        let data = f(&mut *this) as *mut U;
-        let this = ManuallyDrop::new(this);
+    fn with_data<U: ?Sized>(this: ManuallyDrop<Self>, data: *mut U) -> RwLockMappedWriteGuard<'a, U> {
         RwLockMappedWriteGuard {
             permits_acquired: this.permits_acquired,
             s: this.s,
@@ -542,23 +488,36 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
         }
     }
 
-    /// Like [`RwLockWriteGuard::map`], but `f` may decline, giving the guard back.
+    /// The read guard of `data`: keeps one of `this`'s permits and returns the rest,
+    /// so readers may come in but no writer can before it.
     #[inline]
-    pub fn try_map<F, U: ?Sized>(mut this: Self, f: F) -> Result<RwLockMappedWriteGuard<'a, U>, Self>
-    where
-        F: FnOnce(&mut T) -> Option<&mut U>,
-    {
-        let data = match f(&mut *this) {
-            Some(data) => data as *mut U,
-            None => return Err(this),
-        };
-        let this = ManuallyDrop::new(this);
-        Ok(RwLockMappedWriteGuard {
-            permits_acquired: this.permits_acquired,
+    fn downgraded<U: ?Sized>(this: ManuallyDrop<Self>, data: *const U) -> RwLockReadGuard<'a, U> {
+        this.s.release((this.permits_acquired - 1) as usize);
+        RwLockReadGuard {
             s: this.s,
             data,
             marker: PhantomData,
-        })
+        }
+    }
+
+    /// Narrows the guard to a part of the value; the lock stays write-locked.
+    #[inline]
+    pub fn map<F, U: ?Sized>(this: Self, f: F) -> RwLockMappedWriteGuard<'a, U>
+    where
+        F: FnOnce(&mut T) -> &mut U,
+    {
+        let (this, data) = guard::narrow(this, f);
+        Self::with_data(this, data)
+    }
+
+    /// Like [`RwLockWriteGuard::map`], but `f` may decline, giving the guard back.
+    #[inline]
+    pub fn try_map<F, U: ?Sized>(this: Self, f: F) -> Result<RwLockMappedWriteGuard<'a, U>, Self>
+    where
+        F: FnOnce(&mut T) -> Option<&mut U>,
+    {
+        let (this, data) = guard::try_narrow(this, f)?;
+        Ok(Self::with_data(this, data))
     }
 
     /// Turns the guard into a mapped guard of the whole value.
@@ -574,14 +533,8 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     where
         F: FnOnce(&T) -> &U,
     {
-        let data = f(&*this) as *const U;
-        let this = ManuallyDrop::new(this);
-        this.s.release((this.permits_acquired - 1) as usize);
-        RwLockReadGuard {
-            s: this.s,
-            data,
-            marker: PhantomData,
-        }
+        let (this, data) = guard::narrow_ref(this, f);
+        Self::downgraded(this, data)
     }
 
     /// Like [`RwLockWriteGuard::downgrade_map`], but `f` may decline, giving the
@@ -591,41 +544,22 @@ impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
     where
         F: FnOnce(&T) -> Option<&U>,
     {
-        let data = match f(&*this) {
-            Some(data) => data as *const U,
-            None => return Err(this),
-        };
-        let this = ManuallyDrop::new(this);
-        this.s.release((this.permits_acquired - 1) as usize);
-        Ok(RwLockReadGuard {
-            s: this.s,
-            data,
-            marker: PhantomData,
-        })
+        let (this, data) = guard::try_narrow_ref(this, f)?;
+        Ok(Self::downgraded(this, data))
     }
 
     /// Gives up exclusive access for shared access, without letting any writer in
     /// between.
     pub fn downgrade(self) -> RwLockReadGuard<'a, T> {
-        let this = ManuallyDrop::new(self);
-        this.s.release((this.permits_acquired - 1) as usize);
-        RwLockReadGuard {
-            s: this.s,
-            data: this.data,
-            marker: PhantomData,
-        }
+        let data = self.data;
+        Self::downgraded(ManuallyDrop::new(self), data)
     }
 }
 
 impl<'a, T: ?Sized> RwLockMappedWriteGuard<'a, T> {
-    /// Narrows the guard further.
+    /// This guard narrowed to `data`, taking over `this`'s permits.
     #[inline]
-    pub fn map<F, U: ?Sized>(mut this: Self, f: F) -> RwLockMappedWriteGuard<'a, U>
-    where
-        F: FnOnce(&mut T) -> &mut U,
-    {
-        let data = f(&mut *this) as *mut U;
-        let this = ManuallyDrop::new(this);
+    fn with_data<U: ?Sized>(this: ManuallyDrop<Self>, data: *mut U) -> RwLockMappedWriteGuard<'a, U> {
         RwLockMappedWriteGuard {
             permits_acquired: this.permits_acquired,
             s: this.s,
@@ -634,60 +568,72 @@ impl<'a, T: ?Sized> RwLockMappedWriteGuard<'a, T> {
         }
     }
 
+    /// Narrows the guard further.
+    #[inline]
+    pub fn map<F, U: ?Sized>(this: Self, f: F) -> RwLockMappedWriteGuard<'a, U>
+    where
+        F: FnOnce(&mut T) -> &mut U,
+    {
+        let (this, data) = guard::narrow(this, f);
+        Self::with_data(this, data)
+    }
+
     /// Narrows the guard further if `f` agrees, else gives it back.
     #[inline]
-    pub fn try_map<F, U: ?Sized>(mut this: Self, f: F) -> Result<RwLockMappedWriteGuard<'a, U>, Self>
+    pub fn try_map<F, U: ?Sized>(this: Self, f: F) -> Result<RwLockMappedWriteGuard<'a, U>, Self>
     where
         F: FnOnce(&mut T) -> Option<&mut U>,
     {
-        let data = match f(&mut *this) {
-            Some(data) => data as *mut U,
-            None => return Err(this),
-        };
-        let this = ManuallyDrop::new(this);
-        Ok(RwLockMappedWriteGuard {
-            permits_acquired: this.permits_acquired,
-            s: this.s,
-            data,
-            marker: PhantomData,
-        })
+        let (this, data) = guard::try_narrow(this, f)?;
+        Ok(Self::with_data(this, data))
     }
 }
 
 impl<T: ?Sized> OwnedRwLockWriteGuard<T> {
-    /// Narrows the guard to a part of the value; the lock stays write-locked.
+    /// The mapped write guard of `data`, taking over `this`'s permits and `Arc`.
     #[inline]
-    pub fn map<F, U: ?Sized>(mut this: Self, f: F) -> OwnedRwLockMappedWriteGuard<T, U>
-    where
-        F: FnOnce(&mut T) -> &mut U,
-    {
-        let data = f(&mut *this) as *mut U;
-        let this = ManuallyDrop::new(this);
+    fn with_data<U: ?Sized>(this: ManuallyDrop<Self>, data: *mut U) -> OwnedRwLockMappedWriteGuard<T, U> {
         OwnedRwLockMappedWriteGuard {
             permits_acquired: this.permits_acquired,
-            lock: take_arc(&this, |g| &g.lock),
+            // SAFETY: `this` is consumed here and never dropped.
+            lock: unsafe { guard::take_arc(&this, |g| &g.lock) },
             data,
             _p: PhantomData,
         }
     }
 
+    /// The read guard of `data`: keeps one of `this`'s permits and returns the rest,
+    /// so readers may come in but no writer can before it.
+    #[inline]
+    fn downgraded<U: ?Sized>(this: ManuallyDrop<Self>, data: *const U) -> OwnedRwLockReadGuard<T, U> {
+        // SAFETY: `this` is consumed here and never dropped.
+        let lock = unsafe { guard::take_arc(&this, |g| &g.lock) };
+        lock.s.release((this.permits_acquired - 1) as usize);
+        OwnedRwLockReadGuard {
+            lock,
+            data,
+            _p: PhantomData,
+        }
+    }
+
+    /// Narrows the guard to a part of the value; the lock stays write-locked.
+    #[inline]
+    pub fn map<F, U: ?Sized>(this: Self, f: F) -> OwnedRwLockMappedWriteGuard<T, U>
+    where
+        F: FnOnce(&mut T) -> &mut U,
+    {
+        let (this, data) = guard::narrow(this, f);
+        Self::with_data(this, data)
+    }
+
     /// Like [`OwnedRwLockWriteGuard::map`], but `f` may decline, giving the guard back.
     #[inline]
-    pub fn try_map<F, U: ?Sized>(mut this: Self, f: F) -> Result<OwnedRwLockMappedWriteGuard<T, U>, Self>
+    pub fn try_map<F, U: ?Sized>(this: Self, f: F) -> Result<OwnedRwLockMappedWriteGuard<T, U>, Self>
     where
         F: FnOnce(&mut T) -> Option<&mut U>,
     {
-        let data = match f(&mut *this) {
-            Some(data) => data as *mut U,
-            None => return Err(this),
-        };
-        let this = ManuallyDrop::new(this);
-        Ok(OwnedRwLockMappedWriteGuard {
-            permits_acquired: this.permits_acquired,
-            lock: take_arc(&this, |g| &g.lock),
-            data,
-            _p: PhantomData,
-        })
+        let (this, data) = guard::try_narrow(this, f)?;
+        Ok(Self::with_data(this, data))
     }
 
     /// Turns the guard into a mapped guard of the whole value.
@@ -703,15 +649,8 @@ impl<T: ?Sized> OwnedRwLockWriteGuard<T> {
     where
         F: FnOnce(&T) -> &U,
     {
-        let data = f(&*this) as *const U;
-        let this = ManuallyDrop::new(this);
-        let lock = take_arc(&this, |g| &g.lock);
-        lock.s.release((this.permits_acquired - 1) as usize);
-        OwnedRwLockReadGuard {
-            lock,
-            data,
-            _p: PhantomData,
-        }
+        let (this, data) = guard::narrow_ref(this, f);
+        Self::downgraded(this, data)
     }
 
     /// Like [`OwnedRwLockWriteGuard::downgrade_map`], but `f` may decline, giving
@@ -721,31 +660,15 @@ impl<T: ?Sized> OwnedRwLockWriteGuard<T> {
     where
         F: FnOnce(&T) -> Option<&U>,
     {
-        let data = match f(&*this) {
-            Some(data) => data as *const U,
-            None => return Err(this),
-        };
-        let this = ManuallyDrop::new(this);
-        let lock = take_arc(&this, |g| &g.lock);
-        lock.s.release((this.permits_acquired - 1) as usize);
-        Ok(OwnedRwLockReadGuard {
-            lock,
-            data,
-            _p: PhantomData,
-        })
+        let (this, data) = guard::try_narrow_ref(this, f)?;
+        Ok(Self::downgraded(this, data))
     }
 
     /// Gives up exclusive access for shared access, without letting any writer in
     /// between.
     pub fn downgrade(self) -> OwnedRwLockReadGuard<T> {
-        let this = ManuallyDrop::new(self);
-        let lock = take_arc(&this, |g| &g.lock);
-        lock.s.release((this.permits_acquired - 1) as usize);
-        OwnedRwLockReadGuard {
-            lock,
-            data: this.data,
-            _p: PhantomData,
-        }
+        let data = self.data;
+        Self::downgraded(ManuallyDrop::new(self), data)
     }
 
     /// The lock this guard writes.
@@ -755,39 +678,36 @@ impl<T: ?Sized> OwnedRwLockWriteGuard<T> {
 }
 
 impl<T: ?Sized, U: ?Sized> OwnedRwLockMappedWriteGuard<T, U> {
-    /// Narrows the guard further.
+    /// This guard narrowed to `data`, taking over `this`'s permits and `Arc`.
     #[inline]
-    pub fn map<F, V: ?Sized>(mut this: Self, f: F) -> OwnedRwLockMappedWriteGuard<T, V>
-    where
-        F: FnOnce(&mut U) -> &mut V,
-    {
-        let data = f(&mut *this) as *mut V;
-        let this = ManuallyDrop::new(this);
+    fn with_data<V: ?Sized>(this: ManuallyDrop<Self>, data: *mut V) -> OwnedRwLockMappedWriteGuard<T, V> {
         OwnedRwLockMappedWriteGuard {
             permits_acquired: this.permits_acquired,
-            lock: take_arc(&this, |g| &g.lock),
+            // SAFETY: `this` is consumed here and never dropped.
+            lock: unsafe { guard::take_arc(&this, |g| &g.lock) },
             data,
             _p: PhantomData,
         }
     }
 
+    /// Narrows the guard further.
+    #[inline]
+    pub fn map<F, V: ?Sized>(this: Self, f: F) -> OwnedRwLockMappedWriteGuard<T, V>
+    where
+        F: FnOnce(&mut U) -> &mut V,
+    {
+        let (this, data) = guard::narrow(this, f);
+        Self::with_data(this, data)
+    }
+
     /// Narrows the guard further if `f` agrees, else gives it back.
     #[inline]
-    pub fn try_map<F, V: ?Sized>(mut this: Self, f: F) -> Result<OwnedRwLockMappedWriteGuard<T, V>, Self>
+    pub fn try_map<F, V: ?Sized>(this: Self, f: F) -> Result<OwnedRwLockMappedWriteGuard<T, V>, Self>
     where
         F: FnOnce(&mut U) -> Option<&mut V>,
     {
-        let data = match f(&mut *this) {
-            Some(data) => data as *mut V,
-            None => return Err(this),
-        };
-        let this = ManuallyDrop::new(this);
-        Ok(OwnedRwLockMappedWriteGuard {
-            permits_acquired: this.permits_acquired,
-            lock: take_arc(&this, |g| &g.lock),
-            data,
-            _p: PhantomData,
-        })
+        let (this, data) = guard::try_narrow(this, f)?;
+        Ok(Self::with_data(this, data))
     }
 
     /// The lock this guard writes.
