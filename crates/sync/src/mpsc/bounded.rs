@@ -2,13 +2,13 @@
 
 use std::fmt;
 use std::future::poll_fn;
-use std::task::{Context, Poll};
 
 use super::capacity::{AcquireFut, Capacity, TryAcquireError};
 use super::chan::{self, Bounded, Chan, Sem};
 #[cfg(not(loom))]
 use super::error::SendTimeoutError;
-use super::error::{SendError, TryRecvError, TrySendError};
+use super::error::{SendError, TrySendError};
+use super::receiver::receiver_methods;
 use crate::loom::sync::Arc;
 
 /// Makes a channel that buffers at most `buffer` messages, returning its first
@@ -74,69 +74,9 @@ pub struct Receiver<T> {
     chan: chan::Rx<T, Bounded>,
 }
 
+receiver_methods!(Receiver);
+
 impl<T> Receiver<T> {
-    /// Waits for the next message; `None` once the channel is closed (every sender
-    /// dropped, or [`close`](Self::close) called) and every buffered message received.
-    ///
-    /// Cancel safe: dropping the future before it completes loses no message.
-    pub async fn recv(&mut self) -> Option<T> {
-        poll_fn(|cx| self.chan.recv(cx)).await
-    }
-
-    /// Waits for at least one message, then moves up to `limit` of them to the end of
-    /// `buffer`, returning how many. Returns 0 at once if `limit` is 0, and 0 once the
-    /// channel is closed and drained. Cancel safe.
-    pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        poll_fn(|cx| self.chan.recv_many(cx, buffer, limit)).await
-    }
-
-    /// Takes the next message if one is buffered, without waiting.
-    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        self.chan.try_recv()
-    }
-
-    /// [`recv`](Self::recv) for code outside async: parks this thread until a message
-    /// or the close arrives.
-    ///
-    /// # Panics
-    ///
-    /// On a loop's thread or inside a runtime's `block_on`.
-    #[track_caller]
-    pub fn blocking_recv(&mut self) -> Option<T> {
-        crate::blocking::block_on(self.recv())
-    }
-
-    /// [`recv_many`](Self::recv_many) for code outside async, parking this thread.
-    ///
-    /// # Panics
-    ///
-    /// On a loop's thread or inside a runtime's `block_on`.
-    #[track_caller]
-    pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        crate::blocking::block_on(self.recv_many(buffer, limit))
-    }
-
-    /// Closes the channel to further sends while keeping what is buffered receivable.
-    /// Senders waiting for room fail; permits already reserved may still be used.
-    pub fn close(&mut self) {
-        self.chan.close();
-    }
-
-    /// True once [`close`](Self::close) was called or every sender is gone.
-    pub fn is_closed(&self) -> bool {
-        self.chan.is_closed()
-    }
-
-    /// True if no message is buffered.
-    pub fn is_empty(&self) -> bool {
-        self.chan.is_empty()
-    }
-
-    /// How many messages are buffered.
-    pub fn len(&self) -> usize {
-        self.chan.len()
-    }
-
     /// Free slots right now: the bound minus buffered messages and reserved permits.
     pub fn capacity(&self) -> usize {
         self.chan.sem().cap.available()
@@ -145,34 +85,6 @@ impl<T> Receiver<T> {
     /// The bound the channel was made with.
     pub fn max_capacity(&self) -> usize {
         self.chan.sem().bound
-    }
-
-    /// Polls for the next message: the building block of [`recv`](Self::recv), for
-    /// hand-written futures and streams.
-    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        self.chan.recv(cx)
-    }
-
-    /// Polls for up to `limit` messages into `buffer`: the building block of
-    /// [`recv_many`](Self::recv_many).
-    pub fn poll_recv_many(&mut self, cx: &mut Context<'_>, buffer: &mut Vec<T>, limit: usize) -> Poll<usize> {
-        self.chan.recv_many(cx, buffer, limit)
-    }
-
-    /// How many strong senders (including owned permits) are alive.
-    pub fn sender_strong_count(&self) -> usize {
-        self.chan.sender_strong_count()
-    }
-
-    /// How many weak senders are alive.
-    pub fn sender_weak_count(&self) -> usize {
-        self.chan.sender_weak_count()
-    }
-}
-
-impl<T> fmt::Debug for Receiver<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Receiver").field("chan", &self.chan).finish()
     }
 }
 

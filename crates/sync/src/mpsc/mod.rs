@@ -35,6 +35,7 @@ mod cell;
 mod chan;
 pub mod error;
 mod list;
+mod receiver;
 mod rx_waker;
 mod unbounded;
 

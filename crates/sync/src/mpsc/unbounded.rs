@@ -2,11 +2,10 @@
 //! [`UnboundedReceiver`].
 
 use std::fmt;
-use std::future::poll_fn;
-use std::task::{Context, Poll};
 
 use super::chan::{self, Chan, Unbounded};
-use super::error::{SendError, TryRecvError};
+use super::error::SendError;
+use super::receiver::receiver_methods;
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::AtomicUsize;
 
@@ -55,91 +54,7 @@ impl<T> fmt::Debug for UnboundedSender<T> {
     }
 }
 
-impl<T> fmt::Debug for UnboundedReceiver<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UnboundedReceiver").field("chan", &self.chan).finish()
-    }
-}
-
-impl<T> UnboundedReceiver<T> {
-    /// Waits for the next message; `None` once the channel is closed and drained.
-    /// Cancel safe.
-    pub async fn recv(&mut self) -> Option<T> {
-        poll_fn(|cx| self.chan.recv(cx)).await
-    }
-
-    /// Waits for at least one message, then moves up to `limit` of them into `buffer`,
-    /// returning how many (0 at once if `limit` is 0; 0 once closed and drained).
-    pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        poll_fn(|cx| self.chan.recv_many(cx, buffer, limit)).await
-    }
-
-    /// Takes the next message if one is buffered, without waiting.
-    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        self.chan.try_recv()
-    }
-
-    /// [`recv`](Self::recv) for code outside async, parking this thread.
-    ///
-    /// # Panics
-    ///
-    /// On a loop's thread or inside a runtime's `block_on`.
-    #[track_caller]
-    pub fn blocking_recv(&mut self) -> Option<T> {
-        crate::blocking::block_on(self.recv())
-    }
-
-    /// [`recv_many`](Self::recv_many) for code outside async, parking this thread.
-    ///
-    /// # Panics
-    ///
-    /// On a loop's thread or inside a runtime's `block_on`.
-    #[track_caller]
-    pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        crate::blocking::block_on(self.recv_many(buffer, limit))
-    }
-
-    /// Closes the channel to further sends; what is buffered can still be received.
-    pub fn close(&mut self) {
-        self.chan.close();
-    }
-
-    /// True once [`close`](Self::close) was called or every sender is gone.
-    pub fn is_closed(&self) -> bool {
-        self.chan.is_closed()
-    }
-
-    /// True if no message is buffered.
-    pub fn is_empty(&self) -> bool {
-        self.chan.is_empty()
-    }
-
-    /// How many messages are buffered.
-    pub fn len(&self) -> usize {
-        self.chan.len()
-    }
-
-    /// Polls for the next message: the building block of [`recv`](Self::recv).
-    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        self.chan.recv(cx)
-    }
-
-    /// Polls for up to `limit` messages into `buffer`: the building block of
-    /// [`recv_many`](Self::recv_many).
-    pub fn poll_recv_many(&mut self, cx: &mut Context<'_>, buffer: &mut Vec<T>, limit: usize) -> Poll<usize> {
-        self.chan.recv_many(cx, buffer, limit)
-    }
-
-    /// How many strong senders are alive.
-    pub fn sender_strong_count(&self) -> usize {
-        self.chan.sender_strong_count()
-    }
-
-    /// How many weak senders are alive.
-    pub fn sender_weak_count(&self) -> usize {
-        self.chan.sender_weak_count()
-    }
-}
+receiver_methods!(UnboundedReceiver);
 
 impl<T> UnboundedSender<T> {
     /// Sends `message` at once; fails (returning it) if the receiver is gone or closed.
