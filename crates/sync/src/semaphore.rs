@@ -248,6 +248,27 @@ impl Semaphore {
     }
 }
 
+// What `SemaphorePermit` and `OwnedSemaphorePermit` share: a permit is a count of
+// permits taken from one semaphore, returned to it when the permit drops.
+
+/// Moves the count `other` into `permits`, for `merge`.
+///
+/// # Panics
+///
+/// If the two permits come from different semaphores, or the sum overflows.
+#[track_caller]
+fn merge_counts(permits: &mut usize, other: &mut usize, same_semaphore: bool) {
+    assert!(same_semaphore, "merging permits from different semaphore instances");
+    *permits = permits.checked_add(*other).expect("number of permits overflowed");
+    *other = 0;
+}
+
+/// Takes `n` of `permits` for a new permit, for `split`; `None` if fewer are held.
+fn take_count(permits: &mut usize, n: usize) -> Option<()> {
+    *permits = permits.checked_sub(n)?;
+    Some(())
+}
+
 impl<'a> SemaphorePermit<'a> {
     /// Drops the permit without returning it: the semaphore has that many fewer.
     pub fn forget(mut self) {
@@ -261,24 +282,13 @@ impl<'a> SemaphorePermit<'a> {
     /// If the two permits come from different semaphores.
     #[track_caller]
     pub fn merge(&mut self, mut other: Self) {
-        assert!(
-            std::ptr::eq(self.sem, other.sem),
-            "merging permits from different semaphore instances"
-        );
-        self.permits = self
-            .permits
-            .checked_add(other.permits)
-            .expect("number of permits overflowed");
-        other.permits = 0;
+        merge_counts(&mut self.permits, &mut other.permits, std::ptr::eq(self.sem, other.sem));
     }
 
     /// Moves `n` of this permit's permits into a new permit; `None` if it holds
     /// fewer than `n`.
     pub fn split(&mut self, n: usize) -> Option<Self> {
-        if n > self.permits {
-            return None;
-        }
-        self.permits -= n;
+        take_count(&mut self.permits, n)?;
         Some(SemaphorePermit {
             sem: self.sem,
             permits: n,
@@ -309,24 +319,17 @@ impl OwnedSemaphorePermit {
     /// If the two permits come from different semaphores.
     #[track_caller]
     pub fn merge(&mut self, mut other: Self) {
-        assert!(
+        merge_counts(
+            &mut self.permits,
+            &mut other.permits,
             Arc::ptr_eq(&self.sem, &other.sem),
-            "merging permits from different semaphore instances"
         );
-        self.permits = self
-            .permits
-            .checked_add(other.permits)
-            .expect("number of permits overflowed");
-        other.permits = 0;
     }
 
     /// Moves `n` of this permit's permits into a new permit; `None` if it holds
     /// fewer than `n`.
     pub fn split(&mut self, n: usize) -> Option<Self> {
-        if n > self.permits {
-            return None;
-        }
-        self.permits -= n;
+        take_count(&mut self.permits, n)?;
         Some(OwnedSemaphorePermit {
             sem: self.sem.clone(),
             permits: n,
