@@ -28,6 +28,7 @@ mod once_cell;
 pub mod oneshot;
 mod rwlock;
 mod semaphore;
+mod send_error;
 mod set_once;
 pub mod watch;
 

@@ -45,24 +45,10 @@ pub mod error {
 
     use std::fmt;
 
-    /// Returned by [`Sender::send`](super::Sender::send) when no receiver exists; it
-    /// gives the value back.
-    #[derive(PartialEq, Eq, Clone, Copy)]
-    pub struct SendError<T>(pub T);
-
-    impl<T> fmt::Debug for SendError<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("SendError").finish_non_exhaustive()
-        }
+    crate::send_error::closed_send_error! {
+        /// Returned by [`Sender::send`](super::Sender::send) when no receiver exists; it
+        /// gives the value back.
     }
-
-    impl<T> fmt::Display for SendError<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("channel closed")
-        }
-    }
-
-    impl<T> std::error::Error for SendError<T> {}
 
     /// Returned by the receiver's waits when every sender is gone (and, for
     /// [`changed`](super::Receiver::changed), nothing new is left to see).

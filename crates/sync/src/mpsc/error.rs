@@ -3,24 +3,10 @@
 use std::error::Error;
 use std::fmt;
 
-/// A send failed because the receiver is gone or closed; the message comes back in
-/// field `0`.
-#[derive(PartialEq, Eq, Clone, Copy)]
-pub struct SendError<T>(pub T);
-
-impl<T> fmt::Debug for SendError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SendError").finish_non_exhaustive()
-    }
+crate::send_error::closed_send_error! {
+    /// A send failed because the receiver is gone or closed; the message comes back in
+    /// field `0`.
 }
-
-impl<T> fmt::Display for SendError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("channel closed")
-    }
-}
-
-impl<T> Error for SendError<T> {}
 
 /// Why [`try_send`](super::Sender::try_send) (or a `try_reserve*`) gave up; the
 /// message comes back inside.
