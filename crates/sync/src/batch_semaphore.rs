@@ -655,16 +655,11 @@ mod loom_models {
     fn acquire_release_with_a_cancelled_waiter() {
         loom::model(|| {
             let s = Arc::new(Semaphore::new(1));
-            let s2 = s.clone();
-            let t = thread::spawn(move || {
-                block_on(s2.acquire(1)).unwrap();
-                s2.release(1);
-            });
+            let t = spawn_acquire_release(&s);
             // A waiter for 2 that is queued (or served partly) and then dropped.
             {
                 let mut w = s.acquire(2);
-                let waker = futures_noop();
-                let _ = Pin::new(&mut w).poll(&mut Context::from_waker(&waker));
+                poll_once(&mut w);
             }
             block_on(s.acquire(1)).unwrap();
             s.release(1);
@@ -678,11 +673,7 @@ mod loom_models {
     fn two_waiters_served_in_turn() {
         loom::model(|| {
             let s = Arc::new(Semaphore::new(0));
-            let s2 = s.clone();
-            let t = thread::spawn(move || {
-                block_on(s2.acquire(1)).unwrap();
-                s2.release(1);
-            });
+            let t = spawn_acquire_release(&s);
             s.release(1);
             block_on(s.acquire(1)).unwrap();
             s.release(1);
@@ -715,10 +706,9 @@ mod loom_models {
             let s2 = s.clone();
             // Releases while the waiter may be queued: it is then partly served.
             let t = thread::spawn(move || s2.release(1));
-            let waker = futures_noop();
             let mut w = s.acquire(2);
-            let _ = Pin::new(&mut w).poll(&mut Context::from_waker(&waker));
-            let _ = Pin::new(&mut w).poll(&mut Context::from_waker(&waker));
+            poll_once(&mut w);
+            poll_once(&mut w);
             drop(w);
             t.join().unwrap();
             assert_eq!(s.available_permits(), 1);
@@ -726,7 +716,17 @@ mod loom_models {
         });
     }
 
-    fn futures_noop() -> Waker {
-        Waker::noop().clone()
+    /// Polls `fut` once with a waker that does nothing, ignoring the outcome.
+    fn poll_once<F: Future + Unpin>(fut: &mut F) {
+        let _ = Pin::new(fut).poll(&mut Context::from_waker(Waker::noop()));
+    }
+
+    /// A thread that takes one permit of `s`, waiting if need be, and gives it back.
+    fn spawn_acquire_release(s: &Arc<Semaphore>) -> thread::JoinHandle<()> {
+        let s = s.clone();
+        thread::spawn(move || {
+            block_on(s.acquire(1)).unwrap();
+            s.release(1);
+        })
     }
 }
