@@ -203,7 +203,8 @@ impl<T> Inner<T> {
     fn close(&self) -> usize {
         // AcqRel: acquires the value (if sent) and the sender's waker.
         let prev = self.state.fetch_or(CLOSED, AcqRel);
-        if prev & (TX_TASK_SET | COMPLETE) == TX_TASK_SET {
+        // Only the first close wakes (a `close()` and then the drop close twice).
+        if prev & (TX_TASK_SET | COMPLETE | CLOSED) == TX_TASK_SET {
             // SAFETY: our closing write saw `TX_TASK_SET` while the sender was still
             // there: its waker is stored, and from now on the sender sees `CLOSED` and
             // never writes it.
@@ -585,7 +586,10 @@ mod tests {
         assert_eq!(got, Poll::Ready(Ok(4)));
         drop(rx);
         // Only the test's handles are left: the channel dropped the wakers it kept.
-        assert_eq!((std::sync::Arc::strong_count(&a), std::sync::Arc::strong_count(&b)), (2, 2));
+        assert_eq!(
+            (std::sync::Arc::strong_count(&a), std::sync::Arc::strong_count(&b)),
+            (2, 2)
+        );
 
         let (_, wc) = counting_waker();
         let (tx, mut rx) = channel::<u8>();
@@ -659,8 +663,27 @@ mod tests {
 #[cfg(all(test, loom))]
 mod loom_models {
     use super::*;
+    use crate::loom::sync::atomic::AtomicUsize;
+    use crate::loom::sync::atomic::Ordering::SeqCst;
     use loom::future::block_on;
     use loom::thread;
+
+    /// A waker that counts its wakes (in a loom atomic, so the models see them).
+    struct Count(AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            self.0.fetch_add(1, SeqCst);
+        }
+    }
+
+    fn counting_waker() -> (std::sync::Arc<Count>, Waker) {
+        let count = std::sync::Arc::new(Count(AtomicUsize::new(0)));
+        (count.clone(), Waker::from(count))
+    }
 
     /// send racing recv: the receiver gets the value.
     #[test]
@@ -681,7 +704,31 @@ mod loom_models {
             let v = Arc::new(());
             let (tx, rx) = channel::<Arc<()>>();
             let v2 = v.clone();
-            let t = thread::spawn(move || tx.send(v2).map_err(drop).is_ok());
+            let t = thread::spawn(move || match tx.send(v2) {
+                Ok(()) => true,
+                Err(back) => {
+                    drop(back);
+                    false
+                }
+            });
+            drop(rx);
+            t.join().unwrap();
+            assert_eq!(Arc::strong_count(&v), 1);
+        });
+    }
+
+    /// send racing a receiver that registered a waker and then drops: the value is
+    /// dropped exactly once, the waker too (loom reports a leaked `Arc`).
+    #[test]
+    fn send_vs_drop_of_registered_receiver() {
+        loom::model(|| {
+            let v = Arc::new(());
+            let (tx, mut rx) = channel::<Arc<()>>();
+            let v2 = v.clone();
+            let t = thread::spawn(move || tx.send(v2).is_ok());
+            let (_, w) = counting_waker();
+            let first = Pin::new(&mut rx).poll(&mut Context::from_waker(&w));
+            drop(first);
             drop(rx);
             t.join().unwrap();
             assert_eq!(Arc::strong_count(&v), 1);
@@ -729,6 +776,52 @@ mod loom_models {
             } else {
                 assert_eq!(got, Err(TryRecvError::Closed));
             }
+        });
+    }
+
+    /// A second poll with a different waker replaces the first while a send races:
+    /// if the second poll is pending, the send wakes the second waker.
+    #[test]
+    fn waker_replacement_vs_send() {
+        loom::model(|| {
+            let (tx, mut rx) = channel::<u32>();
+            let t = thread::spawn(move || tx.send(3).unwrap());
+            let (_, wa) = counting_waker();
+            let (b, wb) = counting_waker();
+            let mut rx = Pin::new(&mut rx);
+            if let Poll::Ready(got) = rx.as_mut().poll(&mut Context::from_waker(&wa)) {
+                assert_eq!(got, Ok(3));
+            } else if let Poll::Ready(got) = rx.as_mut().poll(&mut Context::from_waker(&wb)) {
+                assert_eq!(got, Ok(3));
+            } else {
+                t.join().unwrap();
+                assert_eq!(b.0.load(SeqCst), 1);
+                let got = rx.as_mut().poll(&mut Context::from_waker(&wb));
+                assert_eq!(got, Poll::Ready(Ok(3)));
+                return;
+            }
+            t.join().unwrap();
+        });
+    }
+
+    /// The same on the sender's side: a second poll_closed with a different waker
+    /// while the receiver closes.
+    #[test]
+    fn closed_waker_replacement_vs_close() {
+        loom::model(|| {
+            let (mut tx, mut rx) = channel::<u32>();
+            let t = thread::spawn(move || rx.close());
+            let (_, wa) = counting_waker();
+            let (b, wb) = counting_waker();
+            if tx.poll_closed(&mut Context::from_waker(&wa)).is_pending()
+                && tx.poll_closed(&mut Context::from_waker(&wb)).is_pending()
+            {
+                t.join().unwrap();
+                assert_eq!(b.0.load(SeqCst), 1);
+                assert!(tx.poll_closed(&mut Context::from_waker(&wb)).is_ready());
+                return;
+            }
+            t.join().unwrap();
         });
     }
 }
