@@ -25,3 +25,34 @@ pub(crate) fn lock<T>(m: &sync::Mutex<T>) -> sync::MutexGuard<'_, T> {
     #[cfg(loom)]
     return m.lock().unwrap();
 }
+
+/// An `UnsafeCell` reached only through closures, as loom's is: under `--cfg loom` the
+/// models check every access against the others (a read racing a write fails the model).
+#[cfg(not(loom))]
+pub(crate) mod cell {
+    #[repr(transparent)]
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        pub(crate) const fn new(value: T) -> Self {
+            UnsafeCell(std::cell::UnsafeCell::new(value))
+        }
+
+        /// Runs `f` with a pointer for reading the contents.
+        #[inline(always)]
+        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+
+        /// Runs `f` with a pointer for writing the contents.
+        #[inline(always)]
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
+}
+
+#[cfg(loom)]
+pub(crate) mod cell {
+    pub(crate) use loom::cell::UnsafeCell;
+}

@@ -14,28 +14,50 @@
 //! assert_eq!(futures::executor::block_on(rx), Ok(3));
 //! ```
 //!
-//! The channel is one allocation: an atomic word of flags (read without locking by the
-//! quick checks) and, under a lock that is never contended for long, the value and the
-//! two sides' wakers. Both flags are set only under that lock, so each side sees the
-//! other's last step whole.
+//! The channel is one allocation: an atomic state word, the value's cell and the two
+//! sides' waker cells. No lock: the state word says who may touch which cell when.
+//!
+//! - The sender writes the value before the read-modify-write that publishes it
+//!   (`COMPLETE | HAS_VALUE`), and only if `CLOSED` is not set yet; the receiver reads
+//!   it only after seeing `HAS_VALUE`, and at most once, as it lets go of the channel.
+//!   If the receiver closed first, the publishing fails and the sender takes its value
+//!   back: exactly one side moves the value out.
+//! - Each waker cell belongs to one side (the receiver's to the receiver, the sender's
+//!   to the sender) while its `*_TASK_SET` bit is clear. Setting the bit hands the
+//!   other side a right to read it (to wake it by reference) until the owner clears the
+//!   bit again. The other side reads only if the read-modify-write by which it finished
+//!   (`COMPLETE` for the sender, `CLOSED` for the receiver) saw the bit set; the owner,
+//!   once it sees that the other side finished, no longer writes the cell and leaves
+//!   the bit set, so that the last one out drops the waker.
 
 use std::fmt;
 use std::future::Future;
+use std::mem::MaybeUninit;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker, ready};
 
-use crate::loom::lock;
-use crate::loom::sync::atomic::AtomicU8;
-use crate::loom::sync::atomic::Ordering::{AcqRel, Acquire};
-use crate::loom::sync::{Arc, Mutex};
+use crate::loom::cell::UnsafeCell;
+use crate::loom::sync::Arc;
+use crate::loom::sync::atomic::AtomicUsize;
+use crate::loom::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 use netloop_reactor::coop;
 
 use self::error::{RecvError, TryRecvError};
 
-/// The sender sent its value or was dropped: it will touch the channel no more.
-const COMPLETE: u8 = 1;
+/// The receiver's waker cell holds a waker that the sender may wake.
+const RX_TASK_SET: usize = 0b0_0001;
+/// The sender is done with the channel: it sent its value (then `HAS_VALUE` is set
+/// with it) or was dropped. The classic design's "value sent" bit.
+const COMPLETE: usize = 0b0_0010;
 /// The receiver closed the channel or was dropped.
-const CLOSED: u8 = 2;
+const CLOSED: usize = 0b0_0100;
+/// The sender's waker cell holds a waker that the receiver may wake.
+const TX_TASK_SET: usize = 0b0_1000;
+/// The value's cell holds the sent value (set together with `COMPLETE`, never after
+/// `CLOSED`). It stays set once the receiver moved the value out: the receiver does so
+/// only as it lets go of the channel, so nobody looks at the bit afterwards.
+const HAS_VALUE: usize = 0b1_0000;
 
 /// The errors of a oneshot channel's receiving side.
 pub mod error {
@@ -77,59 +99,207 @@ pub mod error {
 }
 
 struct Inner<T> {
-    /// `COMPLETE` and `CLOSED`, each set once, under `slots`' lock.
-    flags: AtomicU8,
-    slots: Mutex<Slots<T>>,
+    state: AtomicUsize,
+    /// Written by the sender before it publishes `HAS_VALUE`; read once, by the
+    /// receiver after seeing `HAS_VALUE`, or by the sender if publishing failed.
+    value: UnsafeCell<MaybeUninit<T>>,
+    /// Woken when the sender completes. Guarded by `RX_TASK_SET`.
+    rx_waker: WakerCell,
+    /// Woken when the receiver closes. Guarded by `TX_TASK_SET`.
+    tx_waker: WakerCell,
 }
 
-struct Slots<T> {
-    value: Option<T>,
-    /// Woken when the sender completes.
-    rx_waker: Option<Waker>,
-    /// Woken when the receiver closes.
-    tx_waker: Option<Waker>,
+// SAFETY: the cells are reached only as the state word's protocol allows (see the
+// module's comment): the value moves from the sending thread to the receiving one
+// (hence `T: Send`) and is never shared by reference; wakers are `Send + Sync`.
+unsafe impl<T: Send> Send for Inner<T> {}
+// SAFETY: as for `Send`: shared access to `Inner` hands out no `&T`.
+unsafe impl<T: Send> Sync for Inner<T> {}
+
+// The protocol keeps the state consistent across a panic in user code (a waker's wake
+// or drop, a value's drop): no later call trusts something left half-done. The lock
+// this replaced made the channel unwind safe, and it stays so.
+impl<T> UnwindSafe for Inner<T> {}
+impl<T> RefUnwindSafe for Inner<T> {}
+
+/// A waker slot, initialized exactly while its `*_TASK_SET` bit is set (or while its
+/// owner, having cleared the bit, is between dropping the old waker and storing a new
+/// one). The unsafe methods' callers hold the right the bit protocol gives them.
+struct WakerCell(UnsafeCell<MaybeUninit<Waker>>);
+
+impl WakerCell {
+    fn new() -> Self {
+        WakerCell(UnsafeCell::new(MaybeUninit::uninit()))
+    }
+
+    /// # Safety
+    ///
+    /// The cell holds a waker, and nobody writes it meanwhile.
+    unsafe fn will_wake(&self, waker: &Waker) -> bool {
+        // SAFETY: initialized and not written concurrently, per the caller.
+        self.0.with(|p| unsafe { (*p).assume_init_ref() }.will_wake(waker))
+    }
+
+    /// # Safety
+    ///
+    /// The cell holds a waker, and nobody writes it meanwhile.
+    unsafe fn wake_by_ref(&self) {
+        // SAFETY: initialized and not written concurrently, per the caller.
+        self.0.with(|p| unsafe { (*p).assume_init_ref() }.wake_by_ref());
+    }
+
+    /// # Safety
+    ///
+    /// The caller owns the cell (nobody else reads or writes it meanwhile) and it is
+    /// empty.
+    unsafe fn store(&self, waker: Waker) {
+        // SAFETY: exclusive access, per the caller; overwriting an empty slot leaks
+        // nothing.
+        self.0.with_mut(|p| unsafe { (*p).write(waker) });
+    }
+
+    /// # Safety
+    ///
+    /// The caller owns the cell and it holds a waker; the cell is empty afterwards.
+    unsafe fn drop_waker(&self) {
+        // SAFETY: exclusive access to an initialized slot, per the caller.
+        self.0.with_mut(|p| unsafe { (*p).assume_init_drop() });
+    }
 }
 
 impl<T> Inner<T> {
-    fn flags(&self) -> u8 {
-        self.flags.load(Acquire)
+    fn state(&self) -> usize {
+        self.state.load(Acquire)
     }
 
-    /// The value, once the sender has completed (`None` if it was dropped unsent or the
-    /// value was taken).
-    fn take_value(&self) -> Option<T> {
-        lock(&self.slots).value.take()
-    }
-
-    /// Marks the receiver gone; wakes a sender waiting in `closed()`. Returns what the
-    /// slots held for the receiver, to drop outside the lock.
-    fn close(&self, take_value: bool) -> (Option<T>, Option<Waker>) {
-        let mut slots = lock(&self.slots);
-        let before = self.flags.fetch_or(CLOSED, AcqRel);
-        let tx = if before & COMPLETE == 0 {
-            slots.tx_waker.take()
-        } else {
-            None
-        };
-        let rx = slots.rx_waker.take();
-        let value = if take_value { slots.value.take() } else { None };
-        drop(slots);
-        if let Some(tx) = tx {
-            tx.wake();
+    /// Publishes the sender's completion (`COMPLETE | extra`), unless the receiver
+    /// closed first; wakes the receiver if it registered. Returns the state before:
+    /// if it has `CLOSED`, nothing was published (and nobody woken).
+    fn complete(&self, extra: usize) -> usize {
+        let mut prev = self.state.load(Relaxed);
+        loop {
+            if prev & CLOSED != 0 {
+                return prev;
+            }
+            // AcqRel: releases the value written before; acquires the receiver's waker.
+            match self
+                .state
+                .compare_exchange_weak(prev, prev | COMPLETE | extra, AcqRel, Relaxed)
+            {
+                Ok(_) => break,
+                Err(actual) => prev = actual,
+            }
         }
-        (value, rx)
+        if prev & RX_TASK_SET != 0 {
+            // SAFETY: our completing write saw `RX_TASK_SET`: the receiver's waker is
+            // stored, and from now on the receiver sees `COMPLETE` and never writes it.
+            unsafe { self.rx_waker.wake_by_ref() };
+        }
+        prev
+    }
+
+    /// Marks the receiver gone or closed; wakes the sender if it waits in `closed()`.
+    /// Returns the state before.
+    fn close(&self) -> usize {
+        // AcqRel: acquires the value (if sent) and the sender's waker.
+        let prev = self.state.fetch_or(CLOSED, AcqRel);
+        // Only the first close wakes (a `close()` and then the drop close twice).
+        if prev & (TX_TASK_SET | COMPLETE | CLOSED) == TX_TASK_SET {
+            // SAFETY: our closing write saw `TX_TASK_SET` while the sender was still
+            // there: its waker is stored, and from now on the sender sees `CLOSED` and
+            // never writes it.
+            unsafe { self.tx_waker.wake_by_ref() };
+        }
+        prev
+    }
+
+    /// Moves the value out if `state` (read by the receiver) says the cell holds one.
+    ///
+    /// # Safety
+    ///
+    /// Called by the receiver, with a state it read with acquire ordering, at most once
+    /// per channel: the receiver lets go of the channel right after.
+    unsafe fn take_value(&self, state: usize) -> Option<T> {
+        if state & HAS_VALUE == 0 {
+            return None;
+        }
+        // SAFETY: `HAS_VALUE` was published after the value was written (and the
+        // acquire read made the write visible); the sender no longer touches the cell,
+        // and the caller reads it only this once.
+        Some(self.value.with(|p| unsafe { (*p).assume_init_read() }))
+    }
+
+    /// Stores `waker` in `cell` (guarded by `bit`) so that the other side's finishing
+    /// write (`done`) wakes it, replacing a different waker stored by an earlier poll.
+    /// `state` is what the caller just read, without `done`. Returns `Err(state)` with
+    /// `done` set if the other side finished meanwhile (then nobody will wake us).
+    ///
+    /// # Safety
+    ///
+    /// Called only by the cell's owner (the receiver for `rx_waker`, the sender for
+    /// `tx_waker`), with the matching `bit` and `done`, never after seeing `done`.
+    unsafe fn register(
+        &self,
+        cell: &WakerCell,
+        bit: usize,
+        done: usize,
+        waker: &Waker,
+        mut state: usize,
+    ) -> Result<(), usize> {
+        if state & bit != 0 {
+            // SAFETY: the bit is set, so the cell holds our last waker; only we write
+            // it, and the other side at most reads it.
+            if unsafe { cell.will_wake(waker) } {
+                return Ok(());
+            }
+            state = self.state.fetch_and(!bit, AcqRel);
+            if state & done != 0 {
+                // The other side may be waking the old waker right now: leave the cell
+                // alone and set the bit back, so that the channel's drop frees it.
+                self.state.fetch_or(bit, AcqRel);
+                return Err(state);
+            }
+            // SAFETY: the bit is clear and the other side has not finished: it reads
+            // the cell only if its finishing write sees the bit, so the cell is ours.
+            unsafe { cell.drop_waker() };
+        }
+        // SAFETY: the bit is clear (and the cell empty): the cell is ours until we set
+        // the bit.
+        unsafe { cell.store(waker.clone()) };
+        state = self.state.fetch_or(bit, AcqRel);
+        if state & done != 0 {
+            // The other side finished before seeing the bit: no wake is coming. The
+            // bit stays set so that the channel's drop frees the waker.
+            return Err(state);
+        }
+        Ok(())
+    }
+}
+
+impl<T> Drop for Inner<T> {
+    fn drop(&mut self) {
+        // The last `Arc`'s drop ordered every access of both sides before this one.
+        let state = self.state.load(Relaxed);
+        if state & RX_TASK_SET != 0 {
+            // SAFETY: the bit says the cell holds a waker; nobody else is left.
+            unsafe { self.rx_waker.drop_waker() };
+        }
+        if state & TX_TASK_SET != 0 {
+            // SAFETY: as for the receiver's waker.
+            unsafe { self.tx_waker.drop_waker() };
+        }
+        // The value needs nothing: whichever side moved it in or was handed it back
+        // moved it out (a receiver moves it out as it lets go of the channel).
     }
 }
 
 /// Creates a oneshot channel: the [`Sender`] sends one value to the [`Receiver`].
 pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
     let inner = Arc::new(Inner {
-        flags: AtomicU8::new(0),
-        slots: Mutex::new(Slots {
-            value: None,
-            rx_waker: None,
-            tx_waker: None,
-        }),
+        state: AtomicUsize::new(0),
+        value: UnsafeCell::new(MaybeUninit::uninit()),
+        rx_waker: WakerCell::new(),
+        tx_waker: WakerCell::new(),
     });
     (
         Sender {
@@ -156,17 +326,13 @@ impl<T> Sender<T> {
     /// dropped before it does.
     pub fn send(mut self, t: T) -> Result<(), T> {
         let inner = self.inner.take().expect("a Sender is used once");
-        let mut slots = lock(&inner.slots);
-        if inner.flags.load(Acquire) & CLOSED != 0 {
-            drop(slots);
-            return Err(t);
-        }
-        slots.value = Some(t);
-        inner.flags.fetch_or(COMPLETE, AcqRel);
-        let rx = slots.rx_waker.take();
-        drop(slots);
-        if let Some(rx) = rx {
-            rx.wake();
+        // SAFETY: until `complete` publishes `HAS_VALUE` the value's cell is the
+        // sender's alone, and it is empty (a sender sends once).
+        inner.value.with_mut(|p| unsafe { (*p).write(t) });
+        if inner.complete(HAS_VALUE) & CLOSED != 0 {
+            // SAFETY: publishing failed, so the receiver never reads the cell; we wrote
+            // it just above and take it back once.
+            return Err(inner.value.with(|p| unsafe { (*p).assume_init_read() }));
         }
         Ok(())
     }
@@ -183,7 +349,7 @@ impl<T> Sender<T> {
     /// would fail.
     pub fn is_closed(&self) -> bool {
         let inner = self.inner.as_ref().expect("a Sender is used once");
-        inner.flags() & CLOSED != 0
+        inner.state() & CLOSED != 0
     }
 
     /// Polls for the receiver's drop or close: `Ready` once it happened; otherwise
@@ -192,50 +358,38 @@ impl<T> Sender<T> {
     pub fn poll_closed(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let budget = ready!(coop::poll_proceed(cx));
         let inner = self.inner.as_ref().expect("a Sender is used once");
-        if inner.flags() & CLOSED != 0 {
-            budget.made_progress();
-            return Poll::Ready(());
+        let state = inner.state();
+        if state & CLOSED == 0 {
+            // SAFETY: the sender owns `tx_waker` and has not seen `CLOSED`.
+            let registered = unsafe { inner.register(&inner.tx_waker, TX_TASK_SET, CLOSED, cx.waker(), state) };
+            if registered.is_ok() {
+                return Poll::Pending;
+            }
         }
-        let mut slots = lock(&inner.slots);
-        if inner.flags.load(Acquire) & CLOSED != 0 {
-            drop(slots);
-            budget.made_progress();
-            return Poll::Ready(());
-        }
-        let old = match &slots.tx_waker {
-            Some(w) if w.will_wake(cx.waker()) => None,
-            _ => slots.tx_waker.replace(cx.waker().clone()),
-        };
-        drop(slots);
-        drop(old);
-        Poll::Pending
+        budget.made_progress();
+        Poll::Ready(())
     }
 }
 
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         let Some(inner) = self.inner.take() else { return };
-        let mut slots = lock(&inner.slots);
-        let before = inner.flags.fetch_or(COMPLETE, AcqRel);
-        let rx = if before & CLOSED == 0 {
-            slots.rx_waker.take()
-        } else {
-            None
-        };
-        let tx = slots.tx_waker.take();
-        drop(slots);
-        drop(tx);
-        if let Some(rx) = rx {
-            rx.wake();
+        // No value goes with this `COMPLETE`, so it may be set even after `CLOSED`.
+        let prev = inner.state.fetch_or(COMPLETE, AcqRel);
+        if prev & (RX_TASK_SET | CLOSED) == RX_TASK_SET {
+            // SAFETY: our completing write saw `RX_TASK_SET` on an open channel: the
+            // receiver's waker is stored, and from now on the receiver sees `COMPLETE`
+            // and never writes it.
+            unsafe { inner.rx_waker.wake_by_ref() };
         }
     }
 }
 
 impl<T: fmt::Debug> fmt::Debug for Sender<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let flags = self.inner.as_ref().map_or(COMPLETE, |i| i.flags());
+        let state = self.inner.as_ref().map_or(COMPLETE, |i| i.state());
         f.debug_struct("Sender")
-            .field("is_closed", &(flags & CLOSED != 0))
+            .field("is_closed", &(state & CLOSED != 0))
             .finish_non_exhaustive()
     }
 }
@@ -256,8 +410,7 @@ impl<T> Receiver<T> {
     /// can still be taken with [`try_recv`](Receiver::try_recv) or by awaiting.
     pub fn close(&mut self) {
         if let Some(inner) = &self.inner {
-            let (_, rx) = inner.close(false);
-            drop(rx);
+            inner.close();
         }
     }
 
@@ -271,10 +424,7 @@ impl<T> Receiver<T> {
     /// dropped, or the value already taken).
     pub fn is_empty(&self) -> bool {
         let Some(inner) = &self.inner else { return true };
-        if inner.flags() & COMPLETE == 0 {
-            return true;
-        }
-        lock(&inner.slots).value.is_none()
+        inner.state() & HAS_VALUE == 0
     }
 
     /// Takes the value without waiting.
@@ -286,10 +436,12 @@ impl<T> Receiver<T> {
         let result = match &self.inner {
             None => Err(TryRecvError::Closed),
             Some(inner) => {
-                let flags = inner.flags();
-                if flags & COMPLETE != 0 {
-                    inner.take_value().ok_or(TryRecvError::Closed)
-                } else if flags & CLOSED != 0 {
+                let state = inner.state();
+                if state & COMPLETE != 0 {
+                    // SAFETY: the receiver, with an acquired state; it lets go of the
+                    // channel just below.
+                    unsafe { inner.take_value(state) }.ok_or(TryRecvError::Closed)
+                } else if state & CLOSED != 0 {
                     Err(TryRecvError::Closed)
                 } else {
                     return Err(TryRecvError::Empty);
@@ -320,27 +472,21 @@ impl<T> Future for Receiver<T> {
             panic!("called after complete");
         };
         let budget = ready!(coop::poll_proceed(cx));
-        let flags = inner.flags();
-        let result = if flags & COMPLETE != 0 {
-            inner.take_value().ok_or(RecvError(()))
-        } else if flags & CLOSED != 0 {
-            Err(RecvError(()))
-        } else {
-            let mut slots = lock(&inner.slots);
-            let flags = inner.flags.load(Acquire);
-            if flags & COMPLETE != 0 {
-                slots.value.take().ok_or(RecvError(()))
-            } else if flags & CLOSED != 0 {
-                Err(RecvError(()))
-            } else {
-                let old = match &slots.rx_waker {
-                    Some(w) if w.will_wake(cx.waker()) => None,
-                    _ => slots.rx_waker.replace(cx.waker().clone()),
-                };
-                drop(slots);
-                drop(old);
-                return Poll::Pending;
+        let mut state = inner.state();
+        if state & (COMPLETE | CLOSED) == 0 {
+            // SAFETY: the receiver owns `rx_waker` and has not seen `COMPLETE`.
+            let registered = unsafe { inner.register(&inner.rx_waker, RX_TASK_SET, COMPLETE, cx.waker(), state) };
+            match registered {
+                Ok(()) => return Poll::Pending,
+                Err(now) => state = now,
             }
+        }
+        let result = if state & COMPLETE != 0 {
+            // SAFETY: the receiver, with an acquired state; it lets go of the channel
+            // just below.
+            unsafe { inner.take_value(state) }.ok_or(RecvError(()))
+        } else {
+            Err(RecvError(()))
         };
         budget.made_progress();
         this.inner = None;
@@ -351,20 +497,21 @@ impl<T> Future for Receiver<T> {
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         if let Some(inner) = self.inner.take() {
-            let (value, rx) = inner.close(true);
-            drop(rx);
-            drop(value);
+            let prev = inner.close();
+            // SAFETY: the receiver, with the state its acquiring close read, letting go
+            // of the channel now.
+            drop(unsafe { inner.take_value(prev) });
         }
     }
 }
 
 impl<T: fmt::Debug> fmt::Debug for Receiver<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let flags = self.inner.as_ref().map(|i| i.flags());
+        let state = self.inner.as_ref().map(|i| i.state());
         f.debug_struct("Receiver")
-            .field("is_terminated", &flags.is_none())
-            .field("sender_done", &flags.is_some_and(|f| f & COMPLETE != 0))
-            .field("closed", &flags.is_some_and(|f| f & CLOSED != 0))
+            .field("is_terminated", &state.is_none())
+            .field("sender_done", &state.is_some_and(|s| s & COMPLETE != 0))
+            .field("closed", &state.is_some_and(|s| s & CLOSED != 0))
             .finish()
     }
 }
@@ -403,13 +550,140 @@ mod tests {
         drop(rx);
         assert_eq!(std::sync::Arc::strong_count(&v), 1);
     }
+
+    /// A waker that counts its wakes.
+    struct Count(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    fn counting_waker() -> (std::sync::Arc<Count>, Waker) {
+        let count = std::sync::Arc::new(Count(std::sync::atomic::AtomicUsize::new(0)));
+        (count.clone(), Waker::from(count))
+    }
+
+    fn wakes(count: &Count) -> usize {
+        count.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    #[test]
+    fn a_second_poll_with_another_waker_replaces_the_first() {
+        let (a, wa) = counting_waker();
+        let (b, wb) = counting_waker();
+        let (tx, mut rx) = channel::<u8>();
+        assert!(Pin::new(&mut rx).poll(&mut Context::from_waker(&wa)).is_pending());
+        assert!(Pin::new(&mut rx).poll(&mut Context::from_waker(&wa)).is_pending());
+        assert!(Pin::new(&mut rx).poll(&mut Context::from_waker(&wb)).is_pending());
+        tx.send(4).unwrap();
+        assert_eq!((wakes(&a), wakes(&b)), (0, 1));
+        let got = Pin::new(&mut rx).poll(&mut Context::from_waker(&wb));
+        assert_eq!(got, Poll::Ready(Ok(4)));
+        drop(rx);
+        // Only the test's handles are left: the channel dropped the wakers it kept.
+        assert_eq!(
+            (std::sync::Arc::strong_count(&a), std::sync::Arc::strong_count(&b)),
+            (2, 2)
+        );
+
+        let (_, wc) = counting_waker();
+        let (tx, mut rx) = channel::<u8>();
+        assert!(Pin::new(&mut rx).poll(&mut Context::from_waker(&wc)).is_pending());
+        drop(tx);
+        assert_eq!(wakes(&b), 1);
+        let got = Pin::new(&mut rx).poll(&mut Context::from_waker(&wb));
+        assert_eq!(got, Poll::Ready(Err(RecvError(()))));
+    }
+
+    #[test]
+    fn closed_wakes_the_last_waker_and_the_value_comes_back() {
+        let (a, wa) = counting_waker();
+        let (b, wb) = counting_waker();
+        let (mut tx, mut rx) = channel::<String>();
+        assert!(tx.poll_closed(&mut Context::from_waker(&wa)).is_pending());
+        assert!(tx.poll_closed(&mut Context::from_waker(&wb)).is_pending());
+        assert!(!tx.is_closed());
+        rx.close();
+        assert_eq!((wakes(&a), wakes(&b)), (0, 1));
+        assert!(tx.poll_closed(&mut Context::from_waker(&wa)).is_ready());
+        assert_eq!(tx.send("back".into()), Err("back".to_string()));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Closed));
+    }
+
+    #[test]
+    fn a_value_sent_before_close_stays_receivable() {
+        let (tx, mut rx) = channel::<Box<u8>>();
+        tx.send(Box::new(1)).unwrap();
+        rx.close();
+        assert!(!rx.is_empty());
+        assert_eq!(rx.now_or_never(), Some(Ok(Box::new(1))));
+
+        let (tx, mut rx) = channel::<Box<u8>>();
+        tx.send(Box::new(2)).unwrap();
+        rx.close();
+        drop(rx);
+    }
+
+    #[test]
+    fn debug_output() {
+        let (tx, mut rx) = channel::<u8>();
+        assert_eq!(format!("{tx:?}"), "Sender { is_closed: false, .. }");
+        assert_eq!(
+            format!("{rx:?}"),
+            "Receiver { is_terminated: false, sender_done: false, closed: false }"
+        );
+        rx.close();
+        drop(tx);
+        assert_eq!(
+            format!("{rx:?}"),
+            "Receiver { is_terminated: false, sender_done: true, closed: true }"
+        );
+        let _ = rx.try_recv();
+        assert_eq!(
+            format!("{rx:?}"),
+            "Receiver { is_terminated: true, sender_done: false, closed: false }"
+        );
+    }
+
+    #[test]
+    fn auto_traits() {
+        fn check<T: Send + Sync + Unpin + UnwindSafe + RefUnwindSafe>() {}
+        check::<Sender<u8>>();
+        check::<Receiver<u8>>();
+        check::<Sender<std::cell::Cell<u8>>>();
+        check::<Receiver<std::cell::Cell<u8>>>();
+    }
 }
 
 #[cfg(all(test, loom))]
 mod loom_models {
     use super::*;
+    use crate::loom::sync::atomic::AtomicUsize;
+    use crate::loom::sync::atomic::Ordering::SeqCst;
     use loom::future::block_on;
     use loom::thread;
+
+    /// A waker that counts its wakes (in a loom atomic, so the models see them).
+    struct Count(AtomicUsize);
+
+    impl std::task::Wake for Count {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            self.0.fetch_add(1, SeqCst);
+        }
+    }
+
+    fn counting_waker() -> (std::sync::Arc<Count>, Waker) {
+        let count = std::sync::Arc::new(Count(AtomicUsize::new(0)));
+        (count.clone(), Waker::from(count))
+    }
 
     /// send racing recv: the receiver gets the value.
     #[test]
@@ -430,7 +704,31 @@ mod loom_models {
             let v = Arc::new(());
             let (tx, rx) = channel::<Arc<()>>();
             let v2 = v.clone();
-            let t = thread::spawn(move || tx.send(v2).map_err(drop).is_ok());
+            let t = thread::spawn(move || match tx.send(v2) {
+                Ok(()) => true,
+                Err(back) => {
+                    drop(back);
+                    false
+                }
+            });
+            drop(rx);
+            t.join().unwrap();
+            assert_eq!(Arc::strong_count(&v), 1);
+        });
+    }
+
+    /// send racing a receiver that registered a waker and then drops: the value is
+    /// dropped exactly once, the waker too (loom reports a leaked `Arc`).
+    #[test]
+    fn send_vs_drop_of_registered_receiver() {
+        loom::model(|| {
+            let v = Arc::new(());
+            let (tx, mut rx) = channel::<Arc<()>>();
+            let v2 = v.clone();
+            let t = thread::spawn(move || tx.send(v2).is_ok());
+            let (_, w) = counting_waker();
+            let first = Pin::new(&mut rx).poll(&mut Context::from_waker(&w));
+            drop(first);
             drop(rx);
             t.join().unwrap();
             assert_eq!(Arc::strong_count(&v), 1);
@@ -478,6 +776,52 @@ mod loom_models {
             } else {
                 assert_eq!(got, Err(TryRecvError::Closed));
             }
+        });
+    }
+
+    /// A second poll with a different waker replaces the first while a send races:
+    /// if the second poll is pending, the send wakes the second waker.
+    #[test]
+    fn waker_replacement_vs_send() {
+        loom::model(|| {
+            let (tx, mut rx) = channel::<u32>();
+            let t = thread::spawn(move || tx.send(3).unwrap());
+            let (_, wa) = counting_waker();
+            let (b, wb) = counting_waker();
+            let mut rx = Pin::new(&mut rx);
+            if let Poll::Ready(got) = rx.as_mut().poll(&mut Context::from_waker(&wa)) {
+                assert_eq!(got, Ok(3));
+            } else if let Poll::Ready(got) = rx.as_mut().poll(&mut Context::from_waker(&wb)) {
+                assert_eq!(got, Ok(3));
+            } else {
+                t.join().unwrap();
+                assert_eq!(b.0.load(SeqCst), 1);
+                let got = rx.as_mut().poll(&mut Context::from_waker(&wb));
+                assert_eq!(got, Poll::Ready(Ok(3)));
+                return;
+            }
+            t.join().unwrap();
+        });
+    }
+
+    /// The same on the sender's side: a second poll_closed with a different waker
+    /// while the receiver closes.
+    #[test]
+    fn closed_waker_replacement_vs_close() {
+        loom::model(|| {
+            let (mut tx, mut rx) = channel::<u32>();
+            let t = thread::spawn(move || rx.close());
+            let (_, wa) = counting_waker();
+            let (b, wb) = counting_waker();
+            if tx.poll_closed(&mut Context::from_waker(&wa)).is_pending()
+                && tx.poll_closed(&mut Context::from_waker(&wb)).is_pending()
+            {
+                t.join().unwrap();
+                assert_eq!(b.0.load(SeqCst), 1);
+                assert!(tx.poll_closed(&mut Context::from_waker(&wb)).is_ready());
+                return;
+            }
+            t.join().unwrap();
         });
     }
 }
