@@ -2,7 +2,7 @@
 //!
 //! [`channel`] returns a [`Sender`] and a [`Receiver`]. The sender sends at most once
 //! ([`Sender::send`] consumes it); the receiver is a future that resolves to the value,
-//! or to [`RecvError`](error::RecvError) if the sender was dropped without sending.
+//! or to [`RecvError`] if the sender was dropped without sending.
 //! Either side notices when the other goes away: the receiver through its error, the
 //! sender through [`Sender::is_closed`] and [`Sender::closed`].
 //!
@@ -312,7 +312,7 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
 /// The sending side of a oneshot channel, made by [`channel`].
 ///
 /// Dropping it without sending makes the receiver resolve to a
-/// [`RecvError`](error::RecvError).
+/// [`RecvError`].
 pub struct Sender<T> {
     /// `None` only while `send` is running.
     inner: Option<Arc<Inner<T>>>,
@@ -396,7 +396,7 @@ impl<T: fmt::Debug> fmt::Debug for Sender<T> {
 
 /// The receiving side of a oneshot channel, made by [`channel`]: a future of the value.
 ///
-/// Resolves to `Ok(value)`, or to [`RecvError`](error::RecvError) if the sender was
+/// Resolves to `Ok(value)`, or to [`RecvError`] if the sender was
 /// dropped without sending. Polling it again after it resolved panics. Awaiting
 /// `&mut receiver` is cancel safe: a value sent meanwhile stays for the next await.
 pub struct Receiver<T> {
