@@ -18,8 +18,8 @@ pub trait AsyncBufRead: AsyncRead {
     /// empty. An empty slice means the end of the stream.
     fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>>;
 
-    /// Marks `amt` bytes of the buffer as used, so the next `poll_fill_buf` no longer
-    /// returns them. `amt` should not exceed the length last returned.
+    /// Marks the first `amt` bytes of the buffer as used: the next `poll_fill_buf`
+    /// starts after them. `amt` should not exceed the length last returned.
     fn consume(self: Pin<&mut Self>, amt: usize);
 }
 

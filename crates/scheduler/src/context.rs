@@ -13,8 +13,8 @@ use crate::shared::Shared;
 
 thread_local! {
     static CURRENT: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
-    /// How many guards are alive on this thread: each guard knows its place, so one
-    /// dropped out of turn is caught instead of restoring the wrong runtime.
+    /// How many guards are alive on this thread. Each guard records its depth, so a
+    /// guard dropped out of order is detected rather than restoring the wrong runtime.
     static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 

@@ -20,7 +20,7 @@
 //!   to a future whose node was served (popped) but that has not completed yet.
 //!
 //! A waiting future keeps the key of its node and an identity (`id`) to tell its node
-//! from a newer one that reused the slot. A node that is no longer in the list was
+//! from a newer one that reused the slot. A node absent from the list has been
 //! fully served: the future then owns all its permits. Closing wakes every waiter but
 //! leaves the nodes in place, so that each future, when dropped, still knows how many
 //! permits it had been given and returns exactly those.
@@ -321,7 +321,7 @@ impl Semaphore {
     pub(crate) fn close(&self) {
         let mut guard = crate::loom::lock(&self.waiters);
         // Under the lock, so that the flag and `closed` change together for anyone
-        // who holds it. The queue no longer matters to releases: drop `QUEUED`.
+        // who holds it. Releases on a closed semaphore ignore the queue: `QUEUED` is clear.
         self.permits.fetch_or(CLOSED, Release);
         self.permits.fetch_and(!QUEUED, Release);
         guard.closed = true;

@@ -549,9 +549,8 @@ impl<T> Receiver<T> {
 }
 
 /// Clones the slot's value out; when this receiver was the last to need it, also
-/// takes the slot's copy, for the caller to drop after the lock is released. (The
-/// copy could be moved out instead of cloned, but tokio clones for every receiver and
-/// code may rely on it, e.g. on a panicking `clone`.)
+/// takes the slot's copy, for the caller to drop after the lock is released. Every
+/// receiver gets a clone, as tokio's do: a panicking `clone` is observable.
 fn clone_out<T: Clone>(slot: &mut Slot<T>) -> (Option<T>, Option<T>) {
     if slot.rem == 0 {
         // Taken first, so that a panicking `clone` still releases it.

@@ -30,6 +30,7 @@ pub(crate) fn lock<T>(m: &sync::Mutex<T>) -> sync::MutexGuard<'_, T> {
 /// models check every access against the others (a read racing a write fails the model).
 #[cfg(not(loom))]
 pub(crate) mod cell {
+    #[derive(Debug)]
     #[repr(transparent)]
     pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
 
