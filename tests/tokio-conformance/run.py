@@ -12,9 +12,18 @@ of tokio's is committed: the files are read from the cargo registry at run time.
     tests/tokio-conformance/run.sh --files "rt_common task_local"
     tests/tokio-conformance/run.sh --floor          # fail below floor.txt's count
     tests/tokio-conformance/run.sh --reference      # the same files on tokio itself
+    tests/tokio-conformance/run.sh --patch          # tokio's whole suite, unchanged, in patch mode
+    tests/tokio-conformance/run.sh --patch --reference   # the whole suite on tokio itself
 
 `--reference` builds the files unchanged against tokio (results under
 target/conformance-tokio/): the counts netloop's are compared with.
+
+`--patch` is patch mode (docs/patch-mode.md): every file of tokio's suite (scope.txt is
+not read), unchanged, built with `[patch.crates-io] tokio = { path = "crates/tokio" }`,
+so that `tokio::` in the tests, in tokio-test and in tokio-stream is netloop's `tokio`
+crate. Nothing is rewritten and nothing of the registry's tokio is built. Results under
+target/conformance-patch/ (with `--reference`: target/conformance-patch-tokio/, the
+same files on tokio); `--floor` reads patch-floor.txt.
 
 Results: target/conformance/results.tsv (file, status, passed, failed, ignored) and
 target/conformance/failures.txt (file::test per failing test), build logs per file in
@@ -42,6 +51,8 @@ OUT = os.path.join(TARGET, "conformance")
 PKG = os.path.join(OUT, "pkg")
 # --reference: tokio's files unchanged, against tokio.
 REFERENCE = False
+# --patch: tokio's files unchanged, against netloop's `tokio` crate through [patch].
+PATCH = False
 # A whole file's run; then each test left unfinished runs alone, for TEST_TIMEOUT.
 RUN_TIMEOUT = int(os.environ.get("CONFORMANCE_TIMEOUT", "40"))
 TEST_TIMEOUT = int(os.environ.get("CONFORMANCE_TEST_TIMEOUT", "10"))
@@ -71,6 +82,10 @@ def find_tokio():
 
 
 def in_scope(tests_dir, wanted):
+    if PATCH:
+        # The whole suite.
+        return [os.path.basename(p)[:-3] for p in sorted(glob.glob(os.path.join(tests_dir, "*.rs")))
+                if not wanted or os.path.basename(p)[:-3] in wanted]
     patterns = []
     with open(os.path.join(HERE, "scope.txt")) as f:
         for line in f:
@@ -134,10 +149,19 @@ def write_manifest(files):
     targets = "".join(f'\n[[test]]\nname = "{f}"\npath = "tests/{f}.rs"\n' for f in files)
     features = ["full", "rt", "rt-multi-thread", "macros", "net", "time", "sync", "io-util",
                 "io-std", "fs", "process", "signal", "test-util", "parking_lot"]
-    tokio_features = json.dumps(["full", "test-util"] if REFERENCE else ["sync", "macros", "io-util", "rt", "time"])
+    tokio_features = json.dumps(["full", "test-util"] if REFERENCE or PATCH else ["sync", "macros", "io-util", "rt", "time"])
+    tokio_version = f"={TOKIO_VERSION}"
+    netloop_dep = f'netloop = {{ path = {json.dumps(netloop)}, features = ["test-util"] }}'
     patch = ""
+    if PATCH:
+        # Any 1.x: the patch's version (above every release) must satisfy it.
+        tokio_version = "1.54"
+        netloop_dep = "# patch mode: the tests know only `tokio`."
+        if not REFERENCE:
+            patched = os.path.join(ROOT, "crates", "tokio")
+            patch = f"\n[patch.crates-io]\ntokio = {{ path = {json.dumps(patched)} }}\n"
     # Not under a `--reference` run (a REFERENCE global), whose tests are tokio's own.
-    if files and not REFERENCE:
+    elif files and not REFERENCE:
         patch = f"\n[patch.crates-io]\ntokio-test = {{ path = {json.dumps(patch_tokio_test())} }}\n"
     manifest = f"""[package]
 name = "tokio-conformance"
@@ -155,9 +179,10 @@ default = {json.dumps(features)}
 {chr(10).join(f'{f} = []' for f in features)}
 
 [dependencies]
-netloop = {{ path = {json.dumps(netloop)}, features = ["test-util"] }}
-# tokio's own: what tokio-test and tokio-stream need (and, for --reference, the runtime).
-tokio = {{ version = "={TOKIO_VERSION}", features = {tokio_features} }}
+{netloop_dep}
+# tokio's own: what tokio-test and tokio-stream need (and, for --reference, the runtime);
+# in patch mode, netloop's `tokio` crate.
+tokio = {{ version = "{tokio_version}", features = {tokio_features} }}
 # tokio's tests name its own dependencies as crates too.
 bytes = "1"
 pin-project-lite = "0.2"
@@ -303,12 +328,14 @@ def main():
     ap.add_argument("--files", default="", help="space-separated file stems to run (default: all in scope)")
     ap.add_argument("--floor", action="store_true", help="exit 1 if fewer tests pass than floor.txt says")
     ap.add_argument("--reference", action="store_true", help="run the files unchanged on tokio itself")
+    ap.add_argument("--patch", action="store_true",
+                    help="tokio's whole suite, unchanged, on netloop's `tokio` crate through [patch]")
     args = ap.parse_args()
-    if args.reference:
-        global OUT, PKG, REFERENCE
-        OUT = os.path.join(TARGET, "conformance-tokio")
-        PKG = os.path.join(OUT, "pkg")
-        REFERENCE = True
+    global OUT, PKG, REFERENCE, PATCH
+    PATCH = args.patch
+    REFERENCE = args.reference
+    OUT = os.path.join(TARGET, "conformance" + ("-patch" if PATCH else "") + ("-tokio" if REFERENCE else ""))
+    PKG = os.path.join(OUT, "pkg")
     start = time.time()
     tokio = find_tokio()
     files = in_scope(os.path.join(tokio, "tests"), set(args.files.split()))
@@ -323,7 +350,7 @@ def main():
     expected = {}
     for f in files:
         with open(os.path.join(tokio, "tests", f + ".rs")) as src:
-            text = src.read() if REFERENCE else rewrite(src.read())
+            text = src.read() if REFERENCE or PATCH else rewrite(src.read())
         expected[f] = count_tests(text)
         with open(os.path.join(PKG, "tests", f + ".rs"), "w") as dst:
             dst.write(text)
@@ -354,11 +381,12 @@ def main():
     with open(os.path.join(OUT, "failures.txt"), "w") as out:
         out.write("\n".join(failures) + "\n")
     compiled = sum(1 for r in rows if r[1] != "COMPILE-ERROR")
-    print(f"tokio {TOKIO_VERSION}: {compiled} of {len(rows)} files compile; "
+    mode = " (patch mode)" if PATCH and not REFERENCE else ""
+    print(f"tokio {TOKIO_VERSION}{mode}: {compiled} of {len(rows)} files compile; "
           f"{time.time() - start:.0f} s; results in {os.path.relpath(OUT, ROOT)}/")
     print(f"conformance: {total_pass} passed, {total_fail} failed")
     if args.floor:
-        with open(os.path.join(HERE, "floor.txt")) as fl:
+        with open(os.path.join(HERE, "patch-floor.txt" if PATCH else "floor.txt")) as fl:
             floor = int(fl.read().split()[0])
         if total_pass < floor:
             print(f"conformance floor: {total_pass} passed is below the recorded {floor}", file=sys.stderr)

@@ -16,6 +16,26 @@ pub(crate) enum Flavor {
     Local,
 }
 
+/// Which crate the attribute was invoked through: its name in error messages and the
+/// default of the `crate` argument.
+#[derive(Clone, Copy)]
+pub(crate) enum Dialect {
+    /// `#[netloop::main]`, `#[netloop::test]`: expands to `::netloop` paths.
+    Netloop,
+    /// `#[tokio::main]`, `#[tokio::test]` through netloop's `tokio` crate (patch mode):
+    /// expands to `::tokio` paths, which are netloop's there.
+    Tokio,
+}
+
+impl Dialect {
+    fn crate_name(self) -> &'static str {
+        match self {
+            Dialect::Netloop => "netloop",
+            Dialect::Tokio => "tokio",
+        }
+    }
+}
+
 pub(crate) struct Config {
     pub(crate) flavor: Flavor,
     pub(crate) worker_threads: Option<(usize, Span)>,
@@ -35,7 +55,7 @@ struct Args {
 }
 
 /// Parses and checks the attribute's arguments; `is_test` for `#[netloop::test]`.
-pub(crate) fn parse_config(args: TokenStream, is_test: bool) -> syn::Result<Config> {
+pub(crate) fn parse_config(args: TokenStream, is_test: bool, dialect: Dialect) -> syn::Result<Config> {
     let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
     let mut args = Args::default();
     for meta in metas {
@@ -53,13 +73,16 @@ pub(crate) fn parse_config(args: TokenStream, is_test: bool) -> syn::Result<Conf
         Flavor::MultiThread
     };
     let flavor = args.flavor.unwrap_or(default);
-    check_flavor_options(flavor, &args, is_test)?;
+    check_flavor_options(flavor, &args, is_test, dialect)?;
     Ok(Config {
         flavor,
         worker_threads: args.worker_threads,
         start_paused: args.start_paused,
         name: args.name,
-        krate: args.krate.unwrap_or_else(|| syn::parse_quote!(::netloop)),
+        krate: args.krate.unwrap_or_else(|| match dialect {
+            Dialect::Netloop => syn::parse_quote!(::netloop),
+            Dialect::Tokio => syn::parse_quote!(::tokio),
+        }),
     })
 }
 
@@ -143,8 +166,8 @@ fn lit_str(expr: &Expr, name: &str) -> syn::Result<LitStr> {
 
 /// The options that only one flavor takes: `worker_threads` (multi_thread) and a true
 /// `start_paused` (current_thread).
-fn check_flavor_options(flavor: Flavor, args: &Args, is_test: bool) -> syn::Result<()> {
-    let macro_name = if is_test { "netloop::test" } else { "netloop::main" };
+fn check_flavor_options(flavor: Flavor, args: &Args, is_test: bool, dialect: Dialect) -> syn::Result<()> {
+    let macro_name = format!("{}::{}", dialect.crate_name(), if is_test { "test" } else { "main" });
     if let (Flavor::CurrentThread | Flavor::Local, Some((_, span))) = (flavor, args.worker_threads) {
         return Err(syn::Error::new(
             span,

@@ -33,9 +33,9 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, LitInt};
 
-use config::{Config, Flavor, parse_config};
+use config::{Config, Dialect, Flavor, parse_config};
 
-fn expand(args: TokenStream, item: TokenStream, is_test: bool) -> TokenStream {
+fn expand(args: TokenStream, item: TokenStream, is_test: bool, dialect: Dialect) -> TokenStream {
     let input: ItemFn = match syn::parse(item.clone()) {
         Ok(f) => f,
         Err(e) => return token_stream_with_error(item, e),
@@ -65,7 +65,7 @@ fn expand(args: TokenStream, item: TokenStream, is_test: bool) -> TokenStream {
                 "second test attribute is supplied, consider removing it",
             ));
         }
-        let config = parse_config(args.into(), is_test)?;
+        let config = parse_config(args.into(), is_test, dialect)?;
         Ok(build(input.clone(), config, is_test))
     })();
     match result {
@@ -163,14 +163,30 @@ fn build(mut input: ItemFn, config: Config, is_test: bool) -> TokenStream2 {
 /// `start_paused`, `crate`.
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand(args, item, false)
+    expand(args, item, false, Dialect::Netloop)
 }
 
 /// Marks an `async fn` as a test, run on a netloop runtime (current-thread by default).
 /// Arguments as tokio's: `flavor`, `worker_threads`, `start_paused`, `crate`.
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand(args, item, true)
+    expand(args, item, true, Dialect::Netloop)
+}
+
+/// `#[tokio::main]` of netloop's `tokio` crate (patch mode): as [`main`], with `::tokio`
+/// as the default `crate` and tokio's name in its errors. Use it as `tokio::main`.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn tokio_main(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(args, item, false, Dialect::Tokio)
+}
+
+/// `#[tokio::test]` of netloop's `tokio` crate (patch mode): as [`test`], with `::tokio`
+/// as the default `crate` and tokio's name in its errors. Use it as `tokio::test`.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn tokio_test(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand(args, item, true, Dialect::Tokio)
 }
 
 /// The engine of `netloop::select!`; use that macro, not this one.

@@ -1,0 +1,62 @@
+//! # tokio, made of netloop
+//!
+//! This crate is netloop under tokio's name: package `tokio`, a version above every
+//! tokio 1.x release, tokio's module layout and API, netloop's event loops underneath.
+//! It exists for one line in an application's `Cargo.toml`:
+//!
+//! ```toml
+//! [patch.crates-io]
+//! tokio = { path = "path/to/netloop/crates/tokio" }
+//! ```
+//!
+//! With it, every crate of the dependency graph that depends on tokio 1.x (tokio-util,
+//! hyper-util, tower, axum, reqwest, database drivers...) builds against this crate
+//! instead of the registry's: one runtime, one clock, every socket driven by the loop of
+//! the task that uses it, and no source change anywhere. `cargo tree -i tokio` then shows
+//! this crate only. See `docs/patch-mode.md` in netloop's repository.
+//!
+//! What is netloop's own here is everything: the runtime, tasks, timers, sockets, `io`,
+//! `sync`, `fs`, `process`, `signal` and the macros. Every tokio feature name is
+//! accepted; netloop builds every part whatever the features say, except the paused
+//! clock, which `test-util` adds as in tokio.
+//!
+//! netloop's own API (placing a task on a given loop, the group of loops, `serve`, the
+//! loops' metrics) is under [`netloop`]:
+//!
+//! ```
+//! #[tokio::main(worker_threads = 2)]
+//! async fn main() {
+//!     let loops = tokio::netloop::runtime::Handle::current().event_loops().len();
+//!     assert_eq!(loops, 2);
+//!     let on_second = tokio::netloop::task::spawn_on(
+//!         &tokio::netloop::runtime::Handle::current().event_loops()[1],
+//!         async { tokio::netloop::runtime::worker_index() },
+//!     );
+//!     assert_eq!(on_second.await.unwrap(), Some(1));
+//! }
+//! ```
+//!
+//! The cycle rule: nothing this crate builds depends on a `tokio` crate, since in a
+//! patched graph that name is this crate. netloop's features that bridge to the
+//! registry's tokio (`tokio-io`, `tokio-compat`, `hyper`) are off here, and have no use
+//! in a graph where tokio is netloop.
+
+#![deny(missing_docs)]
+
+pub use netloop::{fs, io, net, process, runtime, signal, spawn, sync, task, time};
+pub use netloop::{join, pin, select, task_local, try_join};
+
+/// Marks `async fn main` as the program's entry point, run on a netloop runtime
+/// (multi-thread by default), with tokio's arguments (`flavor`, `worker_threads`,
+/// `start_paused`, `crate`, `name`) and errors.
+pub use netloop_macros::tokio_main as main;
+
+/// Marks an `async fn` as a test, run on a netloop runtime (current-thread by default),
+/// with tokio's arguments (`flavor`, `worker_threads`, `start_paused`, `crate`, `name`)
+/// and errors.
+pub use netloop_macros::tokio_test as test;
+
+/// netloop's own API, beyond tokio's: placing a task on a given loop
+/// (`netloop::task::spawn_on`), the group of loops (`netloop::event_loop`), `serve`, the
+/// loops' metrics. The same crate as `tokio` itself, under its own name.
+pub use netloop;
