@@ -1,7 +1,7 @@
 //! `TcpStream`'s and its halves' methods beyond plain reads and writes, as tokio has
 //! them: `try_read_buf`, `poll_peek`, `async_io`, `take_error`, `set_zero_linger`,
-//! `TryFrom<std::net::TcpStream>`, the descriptor traits, and the halves' readiness
-//! and vectored `try_*` methods.
+//! `TCP_QUICKACK`, `TryFrom<std::net::TcpStream>`, the descriptor traits, and the
+//! halves' readiness and vectored `try_*` methods.
 
 use std::future::poll_fn;
 use std::io::{ErrorKind, IoSlice, IoSliceMut};
@@ -103,6 +103,21 @@ async fn set_zero_linger_resets_the_connection_on_close() {
         .unwrap()
         .expect_err("a reset, not an orderly EOF");
     assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+}
+
+/// `TCP_QUICKACK` reads back what was set, both ways, on a connected and on an
+/// accepted stream (the accepted one is not registered with a loop yet: the option
+/// goes to its socket all the same).
+#[cfg(target_os = "linux")]
+#[netloop::test]
+async fn quickack_reads_back_what_was_set() {
+    let (client, server) = pair().await;
+    for stream in [&client, &server] {
+        stream.set_quickack(true).unwrap();
+        assert!(stream.quickack().unwrap());
+        stream.set_quickack(false).unwrap();
+        assert!(!stream.quickack().unwrap());
+    }
 }
 
 #[netloop::test]
