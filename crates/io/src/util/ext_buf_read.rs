@@ -115,6 +115,33 @@ pub trait AsyncBufReadExt: AsyncBufRead {
 
 impl<R: AsyncBufRead + ?Sized> AsyncBufReadExt for R {}
 
+/// The index of the first `byte` in `haystack`: libc's `memchr` (vectorised in glibc,
+/// and cheap to call on a line's worth of bytes, which is what `lines` searches).
+#[cfg(unix)]
+#[inline]
+fn find_byte(byte: u8, haystack: &[u8]) -> Option<usize> {
+    if haystack.is_empty() {
+        return None;
+    }
+    let start = haystack.as_ptr();
+    // SAFETY: `start` and `haystack.len()` describe one live, initialized slice, and
+    // memchr reads no byte outside it.
+    let found = unsafe { libc::memchr(start.cast(), libc::c_int::from(byte), haystack.len()) };
+    if found.is_null() {
+        None
+    } else {
+        // memchr returned a pointer into `haystack`, at or after `start`.
+        Some(found as usize - start as usize)
+    }
+}
+
+/// The index of the first `byte` in `haystack` (the memchr crate's search).
+#[cfg(not(unix))]
+#[inline]
+fn find_byte(byte: u8, haystack: &[u8]) -> Option<usize> {
+    memchr::memchr(byte, haystack)
+}
+
 /// Appends to `buf` up to and including `delim`, counting in `read` across polls;
 /// returns (and resets) the count when the delimiter or the end of stream is reached.
 pub(super) fn read_until_inner<R: AsyncBufRead + ?Sized>(
@@ -131,7 +158,7 @@ pub(super) fn read_until_inner<R: AsyncBufRead + ?Sized>(
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Poll::Ready(Err(e)),
             };
-            match memchr::memchr(delim, chunk) {
+            match find_byte(delim, chunk) {
                 Some(at) => {
                     buf.extend_from_slice(&chunk[..=at]);
                     (true, at + 1)
@@ -377,5 +404,24 @@ impl<R: AsyncBufRead> Split<R> {
             me.buf.pop();
         }
         Poll::Ready(Ok(Some(std::mem::take(me.buf))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_byte;
+
+    #[test]
+    fn find_byte_finds_the_first_occurrence() {
+        assert_eq!(find_byte(b'\n', b""), None);
+        assert_eq!(find_byte(b'\n', b"abc"), None);
+        assert_eq!(find_byte(b'\n', b"\nabc\n"), Some(0));
+        assert_eq!(find_byte(b'\n', b"abc\n"), Some(3));
+        let long: Vec<u8> = (0..1000u32)
+            .map(|i| if i % 300 == 299 { b'\n' } else { b'x' })
+            .collect();
+        assert_eq!(find_byte(b'\n', &long), Some(299));
+        assert_eq!(find_byte(b'\n', &long[300..]), Some(299));
+        assert_eq!(find_byte(0, &[1, 2, 0, 0]), Some(2));
     }
 }
