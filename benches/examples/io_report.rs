@@ -17,7 +17,8 @@
 //! runs once per configuration, in an order rotating from round to round, so that a
 //! slow patch of a shared machine hits all three alike. The table shows the median,
 //! the ratios, and each configuration's spread ((max - min) / median).
-//! `IO_REPORT_SCALE` (default 1) multiplies every count. Every shape also prints one
+//! `IO_REPORT_SCALE` (default 1) multiplies every count; `IO_REPORT_ONLY`, a comma-separated
+//! list of the keys of the `io_report` lines, runs only those shapes. Every shape also prints one
 //! line starting `io_report` of `key=value` fields. Figures are printed, never
 //! asserted.
 //!
@@ -157,7 +158,12 @@ fn main() {
         println!("- {name}, `{}`", config.reader);
     }
 
-    let shapes = shapes(scale);
+    // `IO_REPORT_ONLY=copy,socket_lines` runs only the shapes of those keys.
+    let only = std::env::var("IO_REPORT_ONLY").unwrap_or_default();
+    let shapes: Vec<_> = shapes(scale)
+        .into_iter()
+        .filter(|(key, _, _)| only.is_empty() || only.split(',').any(|k| k == *key))
+        .collect();
     // times[shape][config], in milliseconds.
     let mut times: Vec<[Vec<f64>; 3]> = shapes.iter().map(|_| Default::default()).collect();
     for round in 0..=rounds {
