@@ -349,7 +349,28 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
 impl<R: AsyncBufRead> Lines<R> {
     /// Polls for the next line (see [`next_line`](Self::next_line)).
     pub fn poll_next_line(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Option<String>>> {
-        let me = self.project();
+        let mut me = self.project();
+        // Fast path: no part of a line is carried over and the reader's buffer holds a
+        // whole one. The line is copied out once into a string of its exact size,
+        // rather than grown into `buf` and handed over.
+        if me.buf.is_empty() {
+            let whole = match me.reader.as_mut().poll_fill_buf(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) if e.kind() != io::ErrorKind::Interrupted => return Poll::Ready(Err(e)),
+                Poll::Ready(Err(_)) => None,
+                Poll::Ready(Ok(chunk)) => find_byte(b'\n', chunk).map(|at| {
+                    let end = if at > 0 && chunk[at - 1] == b'\r' { at - 1 } else { at };
+                    (at + 1, String::from_utf8(chunk[..end].to_vec()))
+                }),
+            };
+            if let Some((used, line)) = whole {
+                me.reader.as_mut().consume(used);
+                return Poll::Ready(
+                    line.map(Some)
+                        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+                );
+            }
+        }
         let mut read = 0;
         let n = ready!(read_until_inner(me.reader, cx, b'\n', me.buf, &mut read))?;
         if n == 0 && me.buf.is_empty() {
@@ -410,6 +431,42 @@ impl<R: AsyncBufRead> Split<R> {
 #[cfg(test)]
 mod tests {
     use super::find_byte;
+    use crate::{AsyncBufReadExt, BufReader};
+
+    /// Every line of `data` read through a `BufReader` of `capacity` bytes, errors as
+    /// their kind.
+    fn lines_of(data: &[u8], capacity: usize) -> Vec<Result<String, std::io::ErrorKind>> {
+        futures::executor::block_on(async {
+            let mut lines = BufReader::with_capacity(capacity, data).lines();
+            let mut out = Vec::new();
+            loop {
+                match lines.next_line().await {
+                    Ok(Some(line)) => out.push(Ok(line)),
+                    Ok(None) => return out,
+                    Err(e) => out.push(Err(e.kind())),
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn lines_are_the_same_whole_in_the_buffer_or_split_across_fills() {
+        let data = b"one\r\n\ntwo\n\xff\xfe\nthree\r\nfour";
+        let bad = std::io::ErrorKind::InvalidData;
+        let expected = vec![
+            Ok("one".to_string()),
+            Ok(String::new()),
+            Ok("two".to_string()),
+            Err(bad),
+            Ok("three".to_string()),
+            Ok("four".to_string()),
+        ];
+        // From 64 bytes every line is whole in the buffer (the fast path); at 1 to 4
+        // they are split across fills.
+        for capacity in [1, 2, 3, 4, 64] {
+            assert_eq!(lines_of(data, capacity), expected, "capacity {capacity}");
+        }
+    }
 
     #[test]
     fn find_byte_finds_the_first_occurrence() {
