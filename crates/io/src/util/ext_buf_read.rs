@@ -261,6 +261,38 @@ impl<R: AsyncBufRead + ?Sized + Unpin> Future for ReadLine<'_, R> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         let me = self.project();
+        // Fast path: nothing of this line read yet and the reader's buffer holds all of
+        // it: validate just the line and append it to the caller's string, rather than
+        // append it to the string's bytes and validate them all.
+        if *me.read == 0 {
+            let used = match Pin::new(&mut **me.reader).poll_fill_buf(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) if e.kind() != io::ErrorKind::Interrupted => {
+                    let utf8 = String::from_utf8(std::mem::take(me.bytes));
+                    return finish_string_read(Err(e), utf8, 0, me.output, false);
+                }
+                Poll::Ready(Err(_)) => None,
+                Poll::Ready(Ok(chunk)) => match find_byte(b'\n', chunk).map(|at| &chunk[..=at]) {
+                    Some(line) => match std::str::from_utf8(line) {
+                        Ok(line) => {
+                            // `read` is 0, so `bytes` are the caller's string, as taken.
+                            let mut output =
+                                String::from_utf8(std::mem::take(me.bytes)).expect("the caller's string is UTF-8");
+                            output.push_str(line);
+                            **me.output = output;
+                            Some(line.len())
+                        }
+                        // The general path below reports it, with the string restored.
+                        Err(_) => None,
+                    },
+                    None => None,
+                },
+            };
+            if let Some(used) = used {
+                Pin::new(&mut **me.reader).consume(used);
+                return Poll::Ready(Ok(used));
+            }
+        }
         let res = ready!(read_until_inner(
             Pin::new(&mut **me.reader),
             cx,
@@ -447,6 +479,30 @@ mod tests {
                 }
             }
         })
+    }
+
+    #[test]
+    fn read_line_is_the_same_whole_in_the_buffer_or_split_across_fills() {
+        let data = b"one\r\n\ntwo\n\xff\xfe\nthree";
+        for capacity in [1, 2, 3, 4, 64] {
+            futures::executor::block_on(async {
+                let mut reader = BufReader::with_capacity(capacity, &data[..]);
+                let mut line = String::from("kept:");
+                assert_eq!(reader.read_line(&mut line).await.unwrap(), 5);
+                assert_eq!(line, "kept:one\r\n");
+                assert_eq!(reader.read_line(&mut line).await.unwrap(), 1);
+                assert_eq!(line, "kept:one\r\n\n");
+                line.clear();
+                assert_eq!(reader.read_line(&mut line).await.unwrap(), 4);
+                assert_eq!(line, "two\n");
+                let err = reader.read_line(&mut line).await.unwrap_err();
+                assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "capacity {capacity}");
+                assert_eq!(line, "two\n", "the string is restored, capacity {capacity}");
+                assert_eq!(reader.read_line(&mut line).await.unwrap(), 5);
+                assert_eq!(line, "two\nthree");
+                assert_eq!(reader.read_line(&mut line).await.unwrap(), 0);
+            });
+        }
     }
 
     #[test]
