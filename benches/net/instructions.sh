@@ -54,6 +54,8 @@ for mode in $MODES; do
     for server in $SERVERS; do
         log=$OUT/$server-$mode.log
         data=$OUT/$server-$mode.callgrind
+        # Created before the server starts, so that the wait below can read it at once.
+        : >"$log"
         valgrind --tool=callgrind --callgrind-out-file="$data" --collect-atstart=no \
             "--toggle-collect=$(entry "$server")" \
             "$BIN/net_server" --runtime "$server" --mode "$mode" --addr 127.0.0.1:0 \

@@ -115,6 +115,33 @@ pub trait AsyncBufReadExt: AsyncBufRead {
 
 impl<R: AsyncBufRead + ?Sized> AsyncBufReadExt for R {}
 
+/// The index of the first `byte` in `haystack`: libc's `memchr` (vectorised in glibc,
+/// and cheap to call on a line's worth of bytes, which is what `lines` searches).
+#[cfg(unix)]
+#[inline]
+fn find_byte(byte: u8, haystack: &[u8]) -> Option<usize> {
+    if haystack.is_empty() {
+        return None;
+    }
+    let start = haystack.as_ptr();
+    // SAFETY: `start` and `haystack.len()` describe one live, initialized slice, and
+    // memchr reads no byte outside it.
+    let found = unsafe { libc::memchr(start.cast(), libc::c_int::from(byte), haystack.len()) };
+    if found.is_null() {
+        None
+    } else {
+        // memchr returned a pointer into `haystack`, at or after `start`.
+        Some(found as usize - start as usize)
+    }
+}
+
+/// The index of the first `byte` in `haystack` (the memchr crate's search).
+#[cfg(not(unix))]
+#[inline]
+fn find_byte(byte: u8, haystack: &[u8]) -> Option<usize> {
+    memchr::memchr(byte, haystack)
+}
+
 /// Appends to `buf` up to and including `delim`, counting in `read` across polls;
 /// returns (and resets) the count when the delimiter or the end of stream is reached.
 pub(super) fn read_until_inner<R: AsyncBufRead + ?Sized>(
@@ -131,7 +158,7 @@ pub(super) fn read_until_inner<R: AsyncBufRead + ?Sized>(
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Poll::Ready(Err(e)),
             };
-            match memchr::memchr(delim, chunk) {
+            match find_byte(delim, chunk) {
                 Some(at) => {
                     buf.extend_from_slice(&chunk[..=at]);
                     (true, at + 1)
@@ -234,6 +261,38 @@ impl<R: AsyncBufRead + ?Sized + Unpin> Future for ReadLine<'_, R> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         let me = self.project();
+        // Fast path: nothing of this line read yet and the reader's buffer holds all of
+        // it: validate just the line and append it to the caller's string, rather than
+        // append it to the string's bytes and validate them all.
+        if *me.read == 0 {
+            let used = match Pin::new(&mut **me.reader).poll_fill_buf(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) if e.kind() != io::ErrorKind::Interrupted => {
+                    let utf8 = String::from_utf8(std::mem::take(me.bytes));
+                    return finish_string_read(Err(e), utf8, 0, me.output, false);
+                }
+                Poll::Ready(Err(_)) => None,
+                Poll::Ready(Ok(chunk)) => match find_byte(b'\n', chunk).map(|at| &chunk[..=at]) {
+                    Some(line) => match std::str::from_utf8(line) {
+                        Ok(line) => {
+                            // `read` is 0, so `bytes` are the caller's string, as taken.
+                            let mut output =
+                                String::from_utf8(std::mem::take(me.bytes)).expect("the caller's string is UTF-8");
+                            output.push_str(line);
+                            **me.output = output;
+                            Some(line.len())
+                        }
+                        // The general path below reports it, with the string restored.
+                        Err(_) => None,
+                    },
+                    None => None,
+                },
+            };
+            if let Some(used) = used {
+                Pin::new(&mut **me.reader).consume(used);
+                return Poll::Ready(Ok(used));
+            }
+        }
         let res = ready!(read_until_inner(
             Pin::new(&mut **me.reader),
             cx,
@@ -322,7 +381,28 @@ impl<R: AsyncBufRead + Unpin> Lines<R> {
 impl<R: AsyncBufRead> Lines<R> {
     /// Polls for the next line (see [`next_line`](Self::next_line)).
     pub fn poll_next_line(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Option<String>>> {
-        let me = self.project();
+        let mut me = self.project();
+        // Fast path: no part of a line is carried over and the reader's buffer holds a
+        // whole one. The line is copied out once into a string of its exact size,
+        // rather than grown into `buf` and handed over.
+        if me.buf.is_empty() {
+            let whole = match me.reader.as_mut().poll_fill_buf(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) if e.kind() != io::ErrorKind::Interrupted => return Poll::Ready(Err(e)),
+                Poll::Ready(Err(_)) => None,
+                Poll::Ready(Ok(chunk)) => find_byte(b'\n', chunk).map(|at| {
+                    let end = if at > 0 && chunk[at - 1] == b'\r' { at - 1 } else { at };
+                    (at + 1, String::from_utf8(chunk[..end].to_vec()))
+                }),
+            };
+            if let Some((used, line)) = whole {
+                me.reader.as_mut().consume(used);
+                return Poll::Ready(
+                    line.map(Some)
+                        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+                );
+            }
+        }
         let mut read = 0;
         let n = ready!(read_until_inner(me.reader, cx, b'\n', me.buf, &mut read))?;
         if n == 0 && me.buf.is_empty() {
@@ -377,5 +457,84 @@ impl<R: AsyncBufRead> Split<R> {
             me.buf.pop();
         }
         Poll::Ready(Ok(Some(std::mem::take(me.buf))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_byte;
+    use crate::{AsyncBufReadExt, BufReader};
+
+    /// Every line of `data` read through a `BufReader` of `capacity` bytes, errors as
+    /// their kind.
+    fn lines_of(data: &[u8], capacity: usize) -> Vec<Result<String, std::io::ErrorKind>> {
+        futures::executor::block_on(async {
+            let mut lines = BufReader::with_capacity(capacity, data).lines();
+            let mut out = Vec::new();
+            loop {
+                match lines.next_line().await {
+                    Ok(Some(line)) => out.push(Ok(line)),
+                    Ok(None) => return out,
+                    Err(e) => out.push(Err(e.kind())),
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn read_line_is_the_same_whole_in_the_buffer_or_split_across_fills() {
+        let data = b"one\r\n\ntwo\n\xff\xfe\nthree";
+        for capacity in [1, 2, 3, 4, 64] {
+            futures::executor::block_on(async {
+                let mut reader = BufReader::with_capacity(capacity, &data[..]);
+                let mut line = String::from("kept:");
+                assert_eq!(reader.read_line(&mut line).await.unwrap(), 5);
+                assert_eq!(line, "kept:one\r\n");
+                assert_eq!(reader.read_line(&mut line).await.unwrap(), 1);
+                assert_eq!(line, "kept:one\r\n\n");
+                line.clear();
+                assert_eq!(reader.read_line(&mut line).await.unwrap(), 4);
+                assert_eq!(line, "two\n");
+                let err = reader.read_line(&mut line).await.unwrap_err();
+                assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "capacity {capacity}");
+                assert_eq!(line, "two\n", "the string is restored, capacity {capacity}");
+                assert_eq!(reader.read_line(&mut line).await.unwrap(), 5);
+                assert_eq!(line, "two\nthree");
+                assert_eq!(reader.read_line(&mut line).await.unwrap(), 0);
+            });
+        }
+    }
+
+    #[test]
+    fn lines_are_the_same_whole_in_the_buffer_or_split_across_fills() {
+        let data = b"one\r\n\ntwo\n\xff\xfe\nthree\r\nfour";
+        let bad = std::io::ErrorKind::InvalidData;
+        let expected = vec![
+            Ok("one".to_string()),
+            Ok(String::new()),
+            Ok("two".to_string()),
+            Err(bad),
+            Ok("three".to_string()),
+            Ok("four".to_string()),
+        ];
+        // From 64 bytes every line is whole in the buffer (the fast path); at 1 to 4
+        // they are split across fills.
+        for capacity in [1, 2, 3, 4, 64] {
+            assert_eq!(lines_of(data, capacity), expected, "capacity {capacity}");
+        }
+    }
+
+    #[test]
+    fn find_byte_finds_the_first_occurrence() {
+        assert_eq!(find_byte(b'\n', b""), None);
+        assert_eq!(find_byte(b'\n', b"abc"), None);
+        assert_eq!(find_byte(b'\n', b"\nabc\n"), Some(0));
+        assert_eq!(find_byte(b'\n', b"abc\n"), Some(3));
+        let long: Vec<u8> = (0..1000u32)
+            .map(|i| if i % 300 == 299 { b'\n' } else { b'x' })
+            .collect();
+        assert_eq!(find_byte(b'\n', &long), Some(299));
+        assert_eq!(find_byte(b'\n', &long[300..]), Some(299));
+        assert_eq!(find_byte(0, &[1, 2, 0, 0]), Some(2));
     }
 }
