@@ -29,7 +29,7 @@
 //!     let loops = tokio::netloop::runtime::Handle::current().event_loops().len();
 //!     assert_eq!(loops, 2);
 //!     let on_second = tokio::netloop::task::spawn_on(
-//!         &tokio::netloop::runtime::Handle::current().event_loops()[1],
+//!         tokio::netloop::runtime::Handle::current().event_loops().get(1).unwrap(),
 //!         async { tokio::netloop::runtime::worker_index() },
 //!     );
 //!     assert_eq!(on_second.await.unwrap(), Some(1));
@@ -45,6 +45,18 @@
 
 pub use netloop::{fs, io, net, process, runtime, signal, spawn, sync, task, time};
 pub use netloop::{join, pin, select, task_local, try_join};
+
+/// What tokio's macros expand to, public (and hidden) under the same path as tokio's,
+/// for code that names it.
+#[doc(hidden)]
+pub mod macros {
+    /// The items tokio's `macros::support` offers that are std's.
+    pub mod support {
+        pub use std::future::{Future, IntoFuture, poll_fn};
+        pub use std::pin::Pin;
+        pub use std::task::{Context, Poll, ready};
+    }
+}
 
 /// Marks `async fn main` as the program's entry point, run on a netloop runtime
 /// (multi-thread by default), with tokio's arguments (`flavor`, `worker_threads`,

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomPinned;
 use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Acquire;
@@ -96,6 +97,9 @@ pub struct Sleep {
     elapsed: bool,
     /// `reset` moved the deadline past the one the local timer was filed for.
     postponed: bool,
+    /// `!Unpin`, as tokio's `Sleep`: code written for tokio pins it, and code that
+    /// compiles here must compile there. Nothing in it depends on its address.
+    _pinned: PhantomPinned,
 }
 
 impl fmt::Debug for Sleep {
@@ -139,7 +143,15 @@ impl Sleep {
             passed,
             elapsed: false,
             postponed: false,
+            _pinned: PhantomPinned,
         }
+    }
+
+    /// The sleep behind its pin.
+    fn pinned_mut(self: Pin<&mut Self>) -> &mut Sleep {
+        // SAFETY: `Sleep` is `!Unpin` only by its marker; none of its fields depends on
+        // its address, and no caller moves the value out of the reference.
+        unsafe { self.get_unchecked_mut() }
     }
 }
 
@@ -177,7 +189,7 @@ impl Sleep {
     /// files it anew. Moving it earlier cancels the timer and registers a new one at
     /// the next poll.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
-        let this = self.get_mut();
+        let this = self.pinned_mut();
         this.elapsed = false;
         if deadline >= this.deadline {
             let postponed = match &this.registered {
@@ -298,7 +310,7 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = self.get_mut();
+        let this = self.pinned_mut();
         if this.elapsed {
             return Poll::Ready(());
         }
