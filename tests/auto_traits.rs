@@ -136,3 +136,19 @@ fn the_checks_compile() {
     // Everything above is checked by the compiler; this only makes the file a test.
     let _ = (join_handles as fn(_, _, _), join_sets as fn(_, _), sleeps as fn(_));
 }
+
+fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
+
+#[test]
+fn sockets_and_handles_are_unwind_safe() {
+    // As tokio's: a socket or a handle may cross `catch_unwind`.
+    unwind_safe::<netloop::net::TcpListener>();
+    unwind_safe::<netloop::net::TcpSocket>();
+    unwind_safe::<netloop::net::TcpStream>();
+    unwind_safe::<netloop::net::UdpSocket>();
+    unwind_safe::<netloop::net::UnixDatagram>();
+    unwind_safe::<netloop::net::UnixListener>();
+    unwind_safe::<netloop::net::UnixStream>();
+    unwind_safe::<netloop::sync::Notify>();
+    unwind_safe::<JoinHandle<()>>();
+}
