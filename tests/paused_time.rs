@@ -184,3 +184,60 @@ fn now_in_an_entered_paused_runtime_is_the_paused_time() {
     std::thread::sleep(Duration::from_millis(2));
     assert!(real.elapsed() >= Duration::from_millis(2));
 }
+
+/// Counts the wakes of the waker made from it.
+struct WakeCount(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for WakeCount {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// `Sleep::reset` keeps the waker of the last poll, as tokio's does (tokio-util's
+/// `DelayQueue` counts on it): the task is woken at the new deadline, earlier or later,
+/// never at the old one, and at once for a deadline that has passed.
+#[test]
+fn reset_wakes_the_last_poller_at_the_new_deadline_only() {
+    use std::future::Future;
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering::SeqCst;
+    use std::task::{Context, Waker};
+
+    let rt = paused_runtime();
+    rt.block_on(async {
+        // In a task: the sleeps are the loop's own timers.
+        netloop::spawn(async {
+            let count = Arc::new(WakeCount(std::sync::atomic::AtomicUsize::new(0)));
+            let waker = Waker::from(count.clone());
+            // A `Context` is not `Send`: one per poll.
+            let poll = |s: std::pin::Pin<&mut time::Sleep>| s.poll(&mut Context::from_waker(&waker));
+            let start = Instant::now();
+            let ms = Duration::from_millis;
+
+            let mut later = Box::pin(time::sleep_until(start + ms(100)));
+            assert!(poll(later.as_mut()).is_pending());
+            later.as_mut().reset(start + ms(300));
+            time::sleep_until(start + ms(200)).await;
+            assert_eq!(count.0.load(SeqCst), 0, "woken at the deadline it was moved from");
+            time::sleep_until(start + ms(301)).await;
+            assert_eq!(count.0.load(SeqCst), 1, "not woken at the new deadline");
+            assert!(poll(later.as_mut()).is_ready());
+
+            let mut earlier = Box::pin(time::sleep_until(start + ms(1_000)));
+            assert!(poll(earlier.as_mut()).is_pending());
+            earlier.as_mut().reset(start + ms(500));
+            time::sleep_until(start + ms(501)).await;
+            assert_eq!(count.0.load(SeqCst), 2, "not woken at the earlier deadline");
+            assert!(poll(earlier.as_mut()).is_ready());
+
+            let mut past = Box::pin(time::sleep_until(start + ms(2_000)));
+            assert!(poll(past.as_mut()).is_pending());
+            past.as_mut().reset(start + ms(400));
+            assert_eq!(count.0.load(SeqCst), 3, "not woken by a reset into the past");
+            assert!(poll(past.as_mut()).is_ready());
+        })
+        .await
+        .unwrap();
+    });
+}

@@ -1,7 +1,7 @@
 //! `TcpStream`'s and its halves' methods beyond plain reads and writes, as tokio has
 //! them: `try_read_buf`, `poll_peek`, `async_io`, `take_error`, `set_zero_linger`,
-//! `TryFrom<std::net::TcpStream>`, the descriptor traits, and the halves' readiness
-//! and vectored `try_*` methods.
+//! `TCP_QUICKACK`, `TryFrom<std::net::TcpStream>`, the descriptor traits, and the
+//! halves' readiness and vectored `try_*` methods.
 
 use std::future::poll_fn;
 use std::io::{ErrorKind, IoSlice, IoSliceMut};
@@ -103,6 +103,21 @@ async fn set_zero_linger_resets_the_connection_on_close() {
         .unwrap()
         .expect_err("a reset, not an orderly EOF");
     assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+}
+
+/// `TCP_QUICKACK` reads back what was set, both ways, on a connected and on an
+/// accepted stream (the accepted one is not registered with a loop yet: the option
+/// goes to its socket all the same).
+#[cfg(target_os = "linux")]
+#[netloop::test]
+async fn quickack_reads_back_what_was_set() {
+    let (client, server) = pair().await;
+    for stream in [&client, &server] {
+        stream.set_quickack(true).unwrap();
+        assert!(stream.quickack().unwrap());
+        stream.set_quickack(false).unwrap();
+        assert!(!stream.quickack().unwrap());
+    }
 }
 
 #[netloop::test]
@@ -223,6 +238,54 @@ fn io_on_a_dropped_runtime_fails_at_once() {
         assert!(matches!(fut.as_mut().poll(&mut cx), Poll::Ready(true)), "multi={multi}");
     }
 }
+/// An accepted stream belongs to the runtime that accepted it, used or not: once that
+/// runtime is dropped, what was already queued is still read, the `WouldBlock` after it
+/// clears the readiness, and a read under a second runtime reports the first one's
+/// shutdown (it neither registers there nor waits for an event that cannot come).
+#[test]
+fn an_accepted_stream_outliving_its_runtime_reports_the_shutdown() {
+    netloop_tests::test_body(|| {
+        let first = rt(false);
+        let (mut stream, _client) = first.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            std::io::Write::write_all(&mut client, b"hello").unwrap();
+            let (stream, _) = listener.accept().await.unwrap();
+            (stream, client)
+        });
+        drop(first);
+        // The bytes reach the accepted socket without any runtime: wait for them.
+        let mut buf = [0u8; 5];
+        let deadline = std::time::Instant::now() + WAIT;
+        let queued = |stream: &TcpStream| {
+            let mut peek = [0u8; 5];
+            // SAFETY: the descriptor is open (borrowed from `stream`) and `peek` is a live,
+            // writable buffer of the length given; MSG_PEEK leaves the bytes queued.
+            unsafe {
+                libc::recv(
+                    stream.as_raw_fd(),
+                    peek.as_mut_ptr().cast(),
+                    peek.len(),
+                    libc::MSG_PEEK | libc::MSG_DONTWAIT,
+                )
+            }
+        };
+        while queued(&stream) < 5 {
+            assert!(std::time::Instant::now() < deadline, "the client's bytes never arrived");
+            std::thread::yield_now();
+        }
+        assert_eq!(stream.try_read(&mut buf).unwrap(), 5);
+        assert_eq!(stream.try_read(&mut buf).unwrap_err().kind(), ErrorKind::WouldBlock);
+        rt(false).block_on(async {
+            let err = timeout(WAIT, stream.read(&mut buf))
+                .await
+                .expect("the read reports the shutdown instead of waiting")
+                .unwrap_err();
+            assert!(netloop::runtime::is_rt_shutdown_err(&err), "{err}");
+        });
+    });
+}
+
 /// tokio's `drop_wakes`: a task waiting on a resource is woken when the runtime goes,
 /// and its next poll fails.
 #[test]

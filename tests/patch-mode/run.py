@@ -108,7 +108,7 @@ def targets(pkg):
 def build(pkg, out, features, tgts):
     """Builds every target in one cargo run; returns {label: executable}; writes each
     target's compiler errors to logs/LABEL.log."""
-    cmd = ["cargo", "test", "--no-run", "--keep-going", "--message-format=json",
+    cmd = ["cargo", "test", "--no-run", "--no-fail-fast", "--message-format=json",
            "--manifest-path", os.path.join(pkg, "Cargo.toml"),
            "--target-dir", os.path.join(out, "build")]
     if features:

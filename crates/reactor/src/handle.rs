@@ -17,7 +17,7 @@ use crate::error::{
 use crate::metrics::LoopMetrics;
 use crate::queue_item::QueueItem;
 use crate::scheduled::{
-    Job, PeriodFrom, ScheduledState, ScheduledTask, TimerKey, TimerRegistration, TimerState, waker_tag,
+    Job, PeriodFrom, ScheduledState, ScheduledTask, Timer, TimerKey, TimerRegistration, TimerState, waker_tag,
 };
 use crate::shared::{Shared, Wake};
 use crate::spawn;
@@ -260,6 +260,43 @@ impl EventLoopHandle {
                 TimerState::Waiting
             } else {
                 gone(core, timer.deadline)
+            }
+        })
+    }
+
+    /// Moves a waiting timer from [`register_timer`](Self::register_timer) to
+    /// `deadline`, earlier or later, on the loop's thread: the entry keeps the waker it
+    /// holds, so the task is woken at the new deadline (and not at the old one) without
+    /// polling the timer again, as tokio's `Sleep::reset` does. `Some(Waiting)` once
+    /// moved; the timer's state if it has fired or was dropped (nothing moves then);
+    /// `None` off the loop's thread (cancel it and register another way).
+    pub fn reset_timer(&self, timer: &mut TimerKey, deadline: Instant) -> Option<TimerState> {
+        let deadline = clock::from_instant(deadline);
+        context::with_own_core(&self.shared, |core| {
+            let moved = core.local.scheduled.borrow_mut().reschedule_wake(timer, deadline);
+            if moved {
+                TimerState::Waiting
+            } else {
+                gone(core, timer.deadline)
+            }
+        })
+    }
+
+    /// Fires a waiting timer from [`register_timer`](Self::register_timer) now, on the
+    /// loop's thread: removes it and wakes the waker it holds (a sleep reset to a
+    /// deadline that has passed). False if it had fired or was dropped already; `None`
+    /// off the loop's thread.
+    pub fn fire_timer(&self, timer: &TimerKey) -> Option<bool> {
+        context::with_own_core(&self.shared, |core| {
+            let removed = core.local.scheduled.borrow_mut().remove_wake(timer);
+            // Woken (and dropped) outside the wheel's borrow: a wake may run any code.
+            match removed {
+                Some(Timer::Wake(wake)) => {
+                    wake.fire();
+                    true
+                }
+                // `remove_wake` hands back local wakes only.
+                Some(Timer::Task(_)) | None => false,
             }
         })
     }

@@ -155,6 +155,26 @@ impl<T: WheelItem> TimerWheel<T> {
         Some(node.item)
     }
 
+    /// Moves the entry under `key` to the deadline `set` gives it, earlier or later,
+    /// keeping its key: `set` changes the item's deadline (and nothing of its order
+    /// otherwise), and the entry is filed again for it. False if there is no such entry.
+    pub(crate) fn reschedule(&mut self, key: usize, set: impl FnOnce(&mut T)) -> bool {
+        let Some(node) = self.nodes.get_mut(key) else {
+            return false;
+        };
+        let place = node.place;
+        set(&mut node.item);
+        match place {
+            Place::Wheel { level, slot } => self.unlink(key, level as usize, slot as usize),
+            // Its old heap slot no longer matches the item's deadline: `trim_due` drops
+            // it once it reaches the top (filing pushes a slot for the new deadline).
+            Place::Due => {}
+        }
+        self.file(key);
+        self.trim_due();
+        true
+    }
+
     /// The earliest time at which [`pop_due`](Self::pop_due) may return something: the
     /// exact deadline of the first due entry, or else the start of the earliest
     /// non-empty slot (a lower bound of its entries' deadlines).
@@ -484,6 +504,52 @@ mod tests {
         }
         assert_eq!(drain_over(&mut w, steps), want);
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn reschedule_moves_entries_earlier_and_later_keeping_keys_and_order() {
+        let mut w = TimerWheel::default();
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut keys = vec![];
+        for seq in 1..=2_000u64 {
+            let deadline = rng.next() % (100_000 * TICK) + 1;
+            keys.push((w.insert(item(deadline, seq)), deadline, seq));
+        }
+        // Pop part of the way, so that some entries sit in the due heap, some in low
+        // slots and some high up; then move every other one, half earlier (some into
+        // the past) and half later.
+        let popped = drain_over(&mut w, [TICK / 2, 3 * TICK, 500 * TICK]);
+        let mut want = vec![];
+        for (i, (key, deadline, seq)) in keys.into_iter().enumerate() {
+            if popped.contains(&(deadline, seq)) {
+                continue;
+            }
+            let moved = match i % 4 {
+                0 => deadline / 3,
+                1 => deadline + rng.next() % (200_000 * TICK),
+                _ => deadline,
+            };
+            if moved != deadline {
+                assert!(w.reschedule(key, |it| it.deadline = moved));
+                assert_eq!(w.get(key).map(|it| it.seq), Some(seq), "the key still names the entry");
+            }
+            want.push((moved.max(500 * TICK), moved, seq));
+        }
+        w.check_invariants();
+        // An entry moved into the past leaves at the next pop; the rest in order.
+        want.sort();
+        let want: Vec<_> = want.into_iter().map(|(_, d, s)| (d, s)).collect();
+        let mut steps = vec![500 * TICK];
+        let mut now = 500 * TICK;
+        while now < 400_000 * TICK {
+            now += rng.next() % (3_000 * TICK);
+            steps.push(now);
+        }
+        let rest = drain_over(&mut w, steps);
+        // Past-due entries come out together at the first step, in (deadline, seq) order.
+        assert_eq!(rest, want);
+        assert!(w.is_empty());
+        assert!(!w.reschedule(0, |_| unreachable!("no entry")));
     }
 
     #[test]

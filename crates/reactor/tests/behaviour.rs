@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use mio::net::UnixStream;
-use netloop_reactor::io::{Interest, PollEvented};
+use netloop_reactor::io::{Direction, Interest, PollEvented, Ready};
 use netloop_reactor::{
     BuildError, ConfigError, DriveError, EventLoop, EventLoopBuilder, EventLoopHandle, LoopState, RejectReason,
     ScheduleError, SpawnLocalError, coop,
@@ -702,22 +702,65 @@ fn a_deferred_poll_evented_registers_at_first_use() {
 }
 
 /// A deferred source whose loop shut down before its first use fails that use, and
-/// each later one, with an error, not a panic.
+/// each later one, with the shutdown error, not a panic; on another live loop's
+/// thread too (it is not registered there); and `into_inner` gives it back.
 #[test]
 fn a_deferred_poll_evented_on_a_shut_down_loop_fails_each_use() {
     with_timeout(5, || {
         let r = start_loop();
+        let other = start_loop();
         let handle = r.handle.clone();
         r.shutdown(secs(1));
         let (a, _b) = UnixStream::pair().unwrap();
-        let pe = PollEvented::new_deferred(a, Interest::READABLE, handle);
-        for _ in 0..2 {
-            let e = pe.registration().expect_err("the loop has shut down");
-            assert!(e.to_string().contains("shut down"), "{e}");
-        }
-        assert!(pe.registered_loop().is_none());
+        let pe = PollEvented::new_deferred(a, Interest::READABLE, handle.clone());
         let mut cx = Context::from_waker(std::task::Waker::noop());
-        assert!(matches!(pe.poll_read_ready(&mut cx), Poll::Ready(Err(_))));
+        for _ in 0..2 {
+            match pe.poll_read_ready(&mut cx) {
+                Poll::Ready(Err(e)) => assert!(netloop_reactor::is_loop_shut_down(&e), "{e}"),
+                other => panic!("expected the shutdown error, got {other:?}"),
+            }
+        }
+        assert!(pe.registered_loop().unwrap() == handle, "it stays with its own loop");
+        let (c, _d) = UnixStream::pair().unwrap();
+        let pe2 = PollEvented::new_deferred(c, Interest::READABLE, handle);
+        let (pe2, failed) = on_loop(&other.handle, move || {
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            let failed = matches!(pe2.poll_read_ready(&mut cx), Poll::Ready(Err(ref e)) if netloop_reactor::is_loop_shut_down(e));
+            (pe2, failed)
+        });
+        assert!(
+            failed,
+            "used on a live loop's thread, it still reports its own loop's shutdown"
+        );
+        assert_eq!(
+            other.handle.metrics().registrations,
+            0,
+            "not registered with the live loop"
+        );
+        pe.into_inner().expect("nothing to deregister");
+        drop(pe2);
+        other.shutdown(secs(1));
+    });
+}
+
+/// What a deferred source was assumed ready for still runs once after its loop shut
+/// down (data already in the socket is read, as tokio's sockets read it); the
+/// `WouldBlock` that follows clears it, and then every use reports the shutdown.
+#[test]
+fn a_deferred_source_of_a_shut_down_loop_reads_what_is_there_then_reports_shutdown() {
+    with_timeout(5, || {
+        let r = start_loop();
+        let handle = r.handle.clone();
+        r.shutdown(secs(1));
+        let (a, mut b) = UnixStream::pair().unwrap();
+        b.write_all(b"hi").unwrap();
+        let pe = PollEvented::new_deferred(a, Interest::READABLE, handle).assuming_ready(Ready::READABLE);
+        let mut buf = [0u8; 4];
+        assert_eq!(pe.try_io(Direction::Read, |mut s| s.read(&mut buf)).unwrap(), 2);
+        let e = pe.try_io(Direction::Read, |mut s| s.read(&mut buf)).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+        let e = pe.try_io(Direction::Read, |mut s| s.read(&mut buf)).unwrap_err();
+        assert!(netloop_reactor::is_loop_shut_down(&e), "{e}");
     });
 }
 

@@ -28,10 +28,10 @@
 //! async fn main() {
 //!     let loops = tokio::netloop::runtime::Handle::current().event_loops().len();
 //!     assert_eq!(loops, 2);
-//!     let on_second = tokio::netloop::task::spawn_on(
-//!         tokio::netloop::runtime::Handle::current().event_loops().get(1).unwrap(),
-//!         async { tokio::netloop::runtime::worker_index() },
-//!     );
+//!     let second = tokio::netloop::runtime::Handle::current().event_loops().get(1).unwrap().clone();
+//!     let on_second = tokio::netloop::task::spawn_on(&second, async {
+//!         tokio::netloop::runtime::worker_index()
+//!     });
 //!     assert_eq!(on_second.await.unwrap(), Some(1));
 //! }
 //! ```

@@ -99,6 +99,32 @@ impl TcpStream {
         pub fn linger(&self) -> io::Result<Option<Duration>>;
     }
 
+    /// Reads `TCP_QUICKACK`: whether the kernel is in quick-ACK mode for this
+    /// connection, acknowledging each segment at once instead of delaying the ACK.
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "fuchsia",
+        target_os = "cygwin"
+    ))]
+    pub fn quickack(&self) -> io::Result<bool> {
+        socket2::SockRef::from(self.io.get_ref()).tcp_quickack()
+    }
+
+    /// Sets `TCP_QUICKACK`: `true` makes the kernel send ACKs at once rather than
+    /// delaying them (a request-response protocol can save a delayed-ACK wait).
+    /// The flag is not sticky: Linux may leave quick-ACK mode again by itself after
+    /// later traffic, so a program that wants it throughout sets it after each read.
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "fuchsia",
+        target_os = "cygwin"
+    ))]
+    pub fn set_quickack(&self, quickack: bool) -> io::Result<()> {
+        socket2::SockRef::from(self.io.get_ref()).set_tcp_quickack(quickack)
+    }
+
     /// Receives data without removing it from the queue.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         io_shared(&self.io, Direction::Read, |s| s.peek(buf)).await

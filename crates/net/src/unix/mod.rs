@@ -1,9 +1,11 @@
 //! Unix domain sockets (tokio's `net::unix`): `UnixListener`, `UnixStream` and its
-//! halves, `UnixDatagram`, the address type and the peer credentials.
+//! halves, `UnixDatagram`, the address type and the peer credentials; and Unix pipes,
+//! anonymous or named ([`pipe`]).
 
 mod addr;
 mod datagram;
 mod listener;
+pub mod pipe;
 mod socket;
 mod split;
 mod stream;

@@ -27,6 +27,9 @@ fn shut_down_error() -> io::Error {
 pub struct Registration {
     shared: Arc<Shared>,
     io: Arc<Readiness>,
+    /// False for a [`shut_down`](Registration::shut_down) registration: its source
+    /// never joined the loop's `Poll` nor its registration set, so nothing is undone.
+    in_poll: bool,
 }
 
 impl std::fmt::Debug for Registration {
@@ -49,7 +52,30 @@ impl Registration {
         // Readiness is only delivered by a running loop: a registration counts as the
         // first use of a lazily started one.
         shared.ensure_started();
-        Ok(Registration { shared, io })
+        Ok(Registration {
+            shared,
+            io,
+            in_poll: true,
+        })
+    }
+
+    /// A registration for a source whose loop shut down before the source joined it
+    /// (a deferred source first used after its runtime was dropped): ready in
+    /// `assumed` and shut down, never in the loop's `Poll`. Operations behave as on a
+    /// registration the loop shut down: the assumed readiness still lets a `try_`
+    /// operation run (data already in the socket is read, as with tokio), and once an
+    /// operation clears it, every use fails with the shutdown error.
+    fn shut_down(handle: &EventLoopHandle, assumed: Ready) -> Registration {
+        // Not in the registration set: its key names no slot, so nothing can remove
+        // another registration through it, and no event can carry its token.
+        let io = Arc::new(Readiness::new(usize::MAX));
+        io.assume_ready(assumed);
+        io.shutdown(&mut Vec::new());
+        Registration {
+            shared: handle.shared.clone(),
+            io,
+            in_poll: false,
+        }
     }
 
     /// The loop this registration belongs to.
@@ -210,7 +236,9 @@ impl Drop for Registration {
     fn drop(&mut self) {
         // The owner deregistered the source first (`PollEvented`'s drop and
         // `into_inner`), so the memory may be released at the loop's next iteration.
-        self.shared.io.remove(&self.io);
+        if self.in_poll {
+            self.shared.io.remove(&self.io);
+        }
     }
 }
 
@@ -286,6 +314,11 @@ impl<S: Source> PollEvented<S> {
     /// registers a channel with the loop `next()` gave it): the acceptor does not know
     /// that loop, the first poll does. A registration that fails there (the loop has
     /// shut down, the OS refuses) fails that use; a later use tries again.
+    ///
+    /// Once `fallback` has shut down, the source is not registered anywhere: its
+    /// first use gets a shut-down registration, so it behaves as a source of that
+    /// loop would (what is assumed ready may still be tried once, then every use
+    /// fails with the shutdown error), even on another live loop's thread.
     pub fn new_deferred(source: S, interest: Interest, fallback: EventLoopHandle) -> Self
     where
         S: AsRawFd,
@@ -347,8 +380,22 @@ impl<S: Source> PollEvented<S> {
         if let Some(registration) = self.registration.get() {
             return Ok(registration);
         }
-        let handle = EventLoopHandle::current().unwrap_or_else(|| deferred.fallback.clone());
-        let registration = Registration::new(&handle, &mut SourceFd(&deferred.fd), deferred.interest)?;
+        // The fallback is the loop of the runtime the source came from (an accepted
+        // socket's listener's). Once that has shut down the source stays with it, as
+        // tokio's sockets stay with their runtime: a use under another runtime reports
+        // the shutdown instead of registering there.
+        let fallback_gone = deferred.fallback.is_shutdown();
+        let handle = match EventLoopHandle::current() {
+            Some(current) if !fallback_gone => current,
+            _ => deferred.fallback.clone(),
+        };
+        let registration = match Registration::new(&handle, &mut SourceFd(&deferred.fd), deferred.interest) {
+            Ok(registration) => registration,
+            Err(e) if fallback_gone && crate::error::is_loop_shut_down(&e) => {
+                Registration::shut_down(&handle, deferred.assumed)
+            }
+            Err(e) => return Err(e),
+        };
         registration.assume_ready(deferred.assumed);
         Ok(self.registration.get_or_init(|| registration))
     }
@@ -368,7 +415,7 @@ impl<S: Source> PollEvented<S> {
 
     /// Removes `source` from its loop's `Poll`, if it was ever registered.
     fn deregister(&self, source: &mut S) -> io::Result<()> {
-        let Some(registration) = self.registration.get() else {
+        let Some(registration) = self.registration.get().filter(|r| r.in_poll) else {
             return Ok(());
         };
         let registry = &registration.shared.registry;

@@ -433,6 +433,24 @@ impl ScheduledQueue {
         }
     }
 
+    /// Moves a waiting local timer to `deadline` (earlier or later), keeping its waker
+    /// and its key; the key records the new deadline. False if it has fired (or was
+    /// removed).
+    pub(crate) fn reschedule_wake(&mut self, timer: &mut TimerKey, deadline: u64) -> bool {
+        if self.local_wake(timer).is_none() {
+            return false;
+        }
+        let moved = self.wheel.reschedule(timer.key as usize, |t| {
+            if let Timer::Wake(w) = t {
+                w.deadline = deadline;
+            }
+        });
+        if moved {
+            timer.deadline = deadline;
+        }
+        moved
+    }
+
     /// True while a local timer waits.
     pub(crate) fn is_waiting(&self, timer: &TimerKey) -> bool {
         matches!(self.wheel.get(timer.key as usize), Some(Timer::Wake(w)) if timer.names(w))

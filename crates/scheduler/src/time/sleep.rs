@@ -49,9 +49,8 @@ struct Registered {
 /// Where a polled `Sleep`'s timer lives.
 enum Registration {
     /// Polled on its own loop: an entry of that loop's wheel, which holds the waker
-    /// itself; nothing is shared with other threads. A later deadline set by `reset` is
-    /// only recorded in the `Sleep` (`postponed`): when the entry fires, the sleep files
-    /// a new one for the rest (Netty's idle handlers work so).
+    /// itself; nothing is shared with other threads. `reset` moves the entry, waker
+    /// and all, to the new deadline.
     Local(TimerKey),
     /// Polled in the body of a multi-thread runtime's `block_on`: an entry of the
     /// timers that the parked thread fires itself (`parked.rs`).
@@ -67,7 +66,7 @@ enum Registration {
 /// (or the runtime's next loop, off a loop), and is registered lazily, at the first
 /// poll. Polled on that loop's thread, as a task's sleep almost always is, it is an
 /// entry of the loop's timing wheel and nothing more: registering, polling, resetting
-/// to a later deadline and dropping it allocate nothing and take no lock. It may be
+/// and dropping it allocate nothing and take no lock. It may be
 /// polled anywhere else too; the wake then crosses threads. It never fires early.
 /// Dropping it cancels the timer.
 ///
@@ -92,11 +91,10 @@ pub struct Sleep {
     deadline: Instant,
     event_loop: EventLoopHandle,
     registered: Option<Registration>,
-    /// The deadline had passed when the sleep was created or last reset.
+    /// The deadline had passed when the sleep was created or last reset (a reset to a
+    /// later deadline does not read the clock, and leaves it false).
     passed: bool,
     elapsed: bool,
-    /// `reset` moved the deadline past the one the local timer was filed for.
-    postponed: bool,
     /// `!Unpin`, as tokio's `Sleep`: code written for tokio pins it, and code that
     /// compiles here must compile there. Nothing in it depends on its address.
     _pinned: PhantomPinned,
@@ -142,7 +140,6 @@ impl Sleep {
             registered: None,
             passed,
             elapsed: false,
-            postponed: false,
             _pinned: PhantomPinned,
         }
     }
@@ -168,10 +165,9 @@ impl Sleep {
             || match &self.registered {
                 Some(Registration::Shared(r)) => r.fire.fired.load(Acquire),
                 Some(Registration::Parked(key)) => key.has_fired(),
-                // Fired for the current deadline, or for an earlier one that `reset`
-                // moved (then the clock says whether the current one has passed too).
+                // The entry always waits for the current deadline (`reset` moves it).
                 Some(Registration::Local(key)) => match self.event_loop.timer_state(key) {
-                    Some(TimerState::Fired) => !self.postponed || Instant::now() >= self.deadline,
+                    Some(TimerState::Fired) => true,
                     Some(TimerState::Waiting | TimerState::Dropped) => false,
                     // Off its loop's thread the entry cannot be looked at: the clock tells.
                     None => Instant::now() >= self.deadline,
@@ -182,30 +178,49 @@ impl Sleep {
 
     /// Moves the deadline, making the sleep pending again if it had completed.
     ///
-    /// Moving a registered timer's deadline later (an idle timeout pushed back on each
-    /// request) touches no queue and allocates nothing: on its own loop it only records
-    /// the deadline here, and when the old one comes the sleep files its timer anew
-    /// (one extra wake of the task per old deadline); from another thread the loop
-    /// files it anew. Moving it earlier cancels the timer and registers a new one at
-    /// the next poll.
+    /// A registered timer keeps the waker of its last poll: the task that polled it is
+    /// woken at the new deadline, earlier or later, without polling the sleep again, as
+    /// with tokio. On its own loop (an idle timeout pushed back on each request) the
+    /// wheel's entry is moved in place, with no allocation and no lock; from another
+    /// thread a later deadline is recorded for the loop, which files the timer anew
+    /// when the old one comes. Moving it earlier from another thread cancels the timer,
+    /// and the next poll registers a new one.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let this = self.pinned_mut();
         this.elapsed = false;
-        if deadline >= this.deadline {
-            let postponed = match &this.registered {
-                Some(Registration::Local(..)) => {
-                    this.postponed |= deadline > this.deadline;
-                    true
+        let later = deadline >= this.deadline;
+        if !later && deadline <= Instant::now() {
+            // A deadline that has passed: the task waiting on the timer is woken now,
+            // as tokio's reset does, and the next poll completes.
+            match this.registered.take() {
+                Some(Registration::Local(key)) => {
+                    if this.event_loop.fire_timer(&key).is_none() {
+                        this.event_loop.cancel_timer(key);
+                    }
                 }
-                Some(Registration::Shared(r)) => !r.fire.fired.load(Acquire) && r.entry.postpone(deadline.into_std()),
-                Some(Registration::Parked(key)) => key.postpone(deadline.into_std()),
-                None => false,
-            };
-            if postponed {
-                this.deadline = deadline;
-                this.passed = false;
-                return;
+                other => {
+                    this.registered = other;
+                    this.cancel();
+                }
             }
+            this.passed = true;
+            this.deadline = deadline;
+            return;
+        }
+        let moved = match &mut this.registered {
+            Some(Registration::Local(key)) => {
+                this.event_loop.reset_timer(key, deadline.into_std()) == Some(TimerState::Waiting)
+            }
+            Some(Registration::Shared(r)) => {
+                later && !r.fire.fired.load(Acquire) && r.entry.postpone(deadline.into_std())
+            }
+            Some(Registration::Parked(key)) => later && key.postpone(deadline.into_std()),
+            None => false,
+        };
+        if moved {
+            this.deadline = deadline;
+            this.passed = false;
+            return;
         }
         this.cancel();
         this.passed = deadline <= Instant::now();
@@ -240,7 +255,6 @@ impl Sleep {
         match self.event_loop.register_timer(self.deadline.into_std(), cx.waker()) {
             TimerRegistration::Filed(key) => {
                 self.registered = Some(Registration::Local(key));
-                self.postponed = false;
                 Poll::Pending
             }
             TimerRegistration::Due => self.complete(),
@@ -319,12 +333,11 @@ impl Future for Sleep {
             Some(Registration::Local(key)) => {
                 match this.event_loop.poll_timer(key, cx.waker()) {
                     Some(TimerState::Waiting) => Poll::Pending,
-                    Some(TimerState::Fired) if !this.postponed => this.complete(),
-                    // Fired for a deadline that `reset` has since moved: file the rest.
+                    Some(TimerState::Fired) => this.complete(),
                     // Dropped unfired by a graceful shutdown: filed again, it is dropped
                     // again, so it never fires early; once the loop has shut down, the
                     // registration panics with tokio's words.
-                    Some(TimerState::Fired | TimerState::Dropped) => {
+                    Some(TimerState::Dropped) => {
                         this.registered = None;
                         this.register_local(cx)
                     }

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The patch-mode application's HTTP server (examples/patch-mode: axum behind tower-http's
+# TimeoutLayer) under load, the same source built three ways, one worker each:
+#
+# - patch:   with its `[patch.crates-io]` line: everything on netloop;
+# - tokio:   the same source with the `[patch]` section removed: the registry's tokio;
+# - compat:  the renamed application of `tests/compat/examples/axum_timeout.rs` (the same
+#            route and layer) on netloop with `tokio-compat`: the timeout layer's timers on
+#            a second, tokio runtime beside the loop, as before patch mode.
+#
+#   benches/patch-mode/run.sh             # 3 rounds of 4 s per server, about 1 min
+#   ROUNDS=5 SECONDS_PER_RUN=6 benches/patch-mode/run.sh
+#
+# The server runs on core 1 (`taskset`), wrk -t1 -c64 on core 0, `GET /` ("hello").
+# CPU per request is the server process's utime + stime (all its threads) over the run,
+# divided by the requests wrk counted. Loopback only; every step is bounded in time.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+ROUNDS=${ROUNDS:-3}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-4}
+PORT=${PORT:-8093}
+command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)" >&2; exit 1; }
+
+# patch mode, as committed.
+CARGO_TARGET_DIR=target/patch-app cargo build --quiet --release --manifest-path examples/patch-mode/Cargo.toml
+# The same source without the [patch] section: a copy whose manifest ends before it.
+COPY=target/patch-bench/tokio-app
+rm -rf "$COPY" && mkdir -p "$COPY"
+cp -r examples/patch-mode/src "$COPY/"
+sed '/^\[patch.crates-io\]/,$d' examples/patch-mode/Cargo.toml > "$COPY/Cargo.toml"
+CARGO_TARGET_DIR=target/patch-bench/build cargo build --quiet --release --manifest-path "$COPY/Cargo.toml"
+if CARGO_TARGET_DIR=target/patch-bench/build cargo tree --manifest-path "$COPY/Cargo.toml" -e normal --prefix none \
+    | grep -q '^tokio v1.999'; then
+    echo "the tokio build still has netloop's tokio" >&2
+    exit 1
+fi
+# tokio-compat, the route and layer of the renamed application.
+CARGO_TARGET_DIR=target/compat cargo build --quiet --release --manifest-path tests/compat/Cargo.toml --example axum_timeout
+
+TCK=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+start_server() { # kind
+    case "$1" in
+        patch) taskset -c 1 "$ROOT/target/patch-app/release/netloop-patch-mode-app" "$PORT" 1 ;;
+        tokio) taskset -c 1 "$ROOT/target/patch-bench/build/release/netloop-patch-mode-app" "$PORT" 1 ;;
+        compat) taskset -c 1 "$ROOT/target/compat/release/examples/axum_timeout" netloop timeout "$PORT" ;;
+    esac
+}
+
+measure() { # kind -> "requests ticks"
+    start_server "$1" > /dev/null &
+    local pid=$!
+    for _ in $(seq 50); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
+        sleep 0.1
+    done
+    timeout 10 taskset -c 0 wrk -t1 -c64 -d1s "http://127.0.0.1:$PORT/" > /dev/null
+    local before after out
+    before=$(cpu_ticks "$pid")
+    out=$(timeout $((SECONDS_PER_RUN + 10)) taskset -c 0 wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" "http://127.0.0.1:$PORT/")
+    after=$(cpu_ticks "$pid")
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+    echo "$(echo "$out" | awk '/requests in/ {print $1}') $((after - before))"
+}
+
+KINDS="patch tokio compat"
+declare -A REQS TICKS
+for round in $(seq "$ROUNDS"); do
+    # The order rotates from round to round, so that a slow patch of the machine hits
+    # every server alike.
+    set -- $KINDS
+    for _ in $(seq $(( (round - 1) % 3 ))); do set -- "${@:2}" "$1"; done
+    for kind in "$@"; do
+        read -r reqs ticks < <(measure "$kind")
+        REQS[$kind]=$(( ${REQS[$kind]:-0} + reqs ))
+        TICKS[$kind]=$(( ${TICKS[$kind]:-0} + ticks ))
+        echo "round $round: $kind: $reqs requests, $ticks ticks" >&2
+    done
+done
+
+echo "| server | req/s | req/s / tokio's | CPU µs per request | CPU / tokio's |"
+echo "|---|---|---|---|---|"
+for kind in $KINDS; do
+    awk -v n="${REQS[$kind]}" -v t="${REQS[tokio]}" -v nt="${TICKS[$kind]}" -v tt="${TICKS[tokio]}" \
+        -v s=$((ROUNDS * SECONDS_PER_RUN)) -v tck="$TCK" -v kind="$kind" 'BEGIN {
+        ncpu = nt / tck * 1e6 / n; tcpu = tt / tck * 1e6 / t
+        printf "| %s | %.0f | %.2f | %.2f | %.2f |\n", kind, n / s, n / t, ncpu, ncpu / tcpu
+    }'
+done
