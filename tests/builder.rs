@@ -542,15 +542,12 @@ fn shutdown_timeout_bounds_how_long_drop_waits() {
 }
 
 #[test]
-fn invalid_values_are_errors_not_panics() {
+fn invalid_netloop_values_are_errors_not_panics() {
     test_body(|| {
         type Tweak = fn(&mut Builder) -> &mut Builder;
-        let cases: [(&str, Tweak); 9] = [
-            ("worker_threads(0)", |b| b.worker_threads(0)),
-            ("max_blocking_threads(0)", |b| b.max_blocking_threads(0)),
+        let cases: [(&str, Tweak); 6] = [
             ("io_ratio(0)", |b| b.io_ratio(0)),
             ("io_ratio(101)", |b| b.io_ratio(101)),
-            ("event_interval(0)", |b| b.event_interval(0)),
             ("quiet period > timeout", |b| {
                 b.shutdown_quiet_period(Duration::from_secs(5))
                     .shutdown_timeout(Duration::from_secs(1))
@@ -576,8 +573,7 @@ fn invalid_values_are_errors_not_panics() {
         // The same checks on current_thread (worker_threads does not apply there).
         for (what, tweak) in [
             ("io_ratio(0)", (|b| b.io_ratio(0)) as Tweak),
-            ("max_blocking_threads(0)", |b| b.max_blocking_threads(0)),
-            ("event_interval(0)", |b| b.event_interval(0)),
+            ("io_ratio(101)", |b| b.io_ratio(101)),
         ] {
             let err = tweak(&mut Builder::new_current_thread())
                 .build()
@@ -601,6 +597,46 @@ fn invalid_values_are_errors_not_panics() {
             b.build().unwrap();
         }
     });
+}
+
+#[test]
+fn tokio_setters_panic_on_the_values_tokio_rejects() {
+    // As tokio's: the setter panics, with tokio's message, at the caller's line.
+    type Tweak = fn(&mut Builder) -> &mut Builder;
+    let cases: [(&str, Tweak); 7] = [
+        ("Worker threads cannot be set to 0", |b| b.worker_threads(0)),
+        ("Max blocking threads cannot be set to 0", |b| b.max_blocking_threads(0)),
+        ("event_interval must be greater than 0", |b| b.event_interval(0)),
+        ("global_queue_interval must be greater than 0", |b| {
+            b.global_queue_interval(0)
+        }),
+        ("runtime name shouldn't be empty", |b| b.name(" ")),
+        ("max_io_events_per_tick must be non-zero", |b| {
+            b.max_io_events_per_tick(0)
+        }),
+        ("max_io_events_per_busy_tick must be non-zero", |b| {
+            b.max_io_events_per_busy_tick(0)
+        }),
+    ];
+    for (message, tweak) in cases {
+        for mut builder in [Builder::new_multi_thread(), Builder::new_current_thread()] {
+            assert_eq!(panic_message(|| tweak(&mut builder)), message);
+        }
+    }
+    let location = Arc::new(Mutex::new(None));
+    let seen = location.clone();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        // Only this panic: the other tests of the binary run on other threads.
+        if info.payload_as_str() == Some("Worker threads cannot be set to 0") {
+            *seen.lock().unwrap() = info.location().map(|l| (l.file().to_owned(), l.line()));
+        }
+    }));
+    let line = line!() + 1;
+    let caught = std::panic::catch_unwind(|| drop(Builder::new_multi_thread().worker_threads(0).build()));
+    std::panic::set_hook(previous);
+    assert!(caught.is_err());
+    assert_eq!(*location.lock().unwrap(), Some((file!().to_owned(), line)));
 }
 
 #[test]

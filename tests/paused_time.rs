@@ -159,6 +159,32 @@ fn many_short_sleeps_each_complete_at_their_deadline_in_virtual_time() {
     assert!(real.elapsed() < Duration::from_secs(20), "virtual time, not real time");
 }
 
+/// In a paused runtime's context (`enter`) but outside its `block_on`, `Instant::now`
+/// reads the paused clock, as tokio's does: a sleep made there ends at its paused
+/// deadline, and the time it took is measured on the same clock.
+#[test]
+fn now_in_an_entered_paused_runtime_is_the_paused_time() {
+    let rt = paused_runtime();
+    let _guard = rt.enter();
+    let before = Instant::now();
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(Instant::now(), before, "the clock is paused outside block_on too");
+    let sleep = time::sleep(Duration::from_millis(3));
+    assert_eq!(sleep.deadline(), before + Duration::from_millis(3));
+    rt.block_on(sleep);
+    assert_eq!(
+        before.elapsed(),
+        Duration::from_millis(3),
+        "auto-advanced to the deadline"
+    );
+    // A runtime whose clock runs is read as real time.
+    let running = Builder::new_current_thread().enable_all().build().unwrap();
+    let _inner = running.enter();
+    let real = Instant::now();
+    std::thread::sleep(Duration::from_millis(2));
+    assert!(real.elapsed() >= Duration::from_millis(2));
+}
+
 /// Counts the wakes of the waker made from it.
 struct WakeCount(std::sync::atomic::AtomicUsize);
 

@@ -469,19 +469,7 @@ fn name_and_id_identify_the_runtime() {
 }
 
 #[test]
-fn bad_builder_values_are_errors_at_build() {
-    let err = |b: &mut netloop::runtime::Builder| b.build().expect_err("an invalid value");
-    let e = err(netloop::runtime::Builder::new_current_thread().name("  "));
-    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
-    assert!(e.to_string().contains("runtime name shouldn't be empty"), "{e}");
-    let e = err(netloop::runtime::Builder::new_multi_thread().global_queue_interval(0));
-    assert!(
-        e.to_string().contains("global_queue_interval must be greater than 0"),
-        "{e}"
-    );
-    let e = err(netloop::runtime::Builder::new_multi_thread().max_io_events_per_tick(0));
-    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");
-    // Valid values build.
+fn valid_tokio_builder_values_build() {
     netloop::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .global_queue_interval(31)
@@ -693,14 +681,8 @@ fn runtimes_and_handles_cross_catch_unwind() {
 }
 
 #[test]
-fn max_io_events_per_busy_tick_zero_is_an_error_and_one_serves_every_connection() {
+fn max_io_events_per_busy_tick_of_one_serves_every_connection() {
     test_body(|| {
-        let err = netloop::runtime::Builder::new_current_thread()
-            .max_io_events_per_busy_tick(0)
-            .build()
-            .unwrap_err();
-        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-        assert!(err.to_string().contains("max_io_events_per_busy_tick"), "{err}");
         let rt = netloop::runtime::Builder::new_current_thread()
             .max_io_events_per_busy_tick(1)
             .enable_all()

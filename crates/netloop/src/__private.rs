@@ -45,8 +45,12 @@ pub fn thread_rng_n(n: u32) -> u32 {
 
 pin_project_lite::pin_project! {
     /// A future and then its output, for `join!`.
+    ///
+    /// `repr(C)`, as tokio's: the tag is not folded into the future's spare bit
+    /// patterns, so a `join!` future has tokio's size (tokio's tests assert it).
     #[project = MaybeDoneProj]
     #[project_replace = MaybeDoneReplace]
+    #[repr(C)]
     pub enum MaybeDone<F: Future> {
         /// Still running.
         Future { #[pin] future: F },

@@ -100,11 +100,20 @@ pub struct NetloopTimer;
 #[derive(Debug)]
 pub struct NetloopSleep(crate::time::Sleep);
 
+impl NetloopSleep {
+    /// The pinned sleep inside (a `Sleep` is `!Unpin`, as tokio's).
+    fn sleep(self: Pin<&mut Self>) -> Pin<&mut crate::time::Sleep> {
+        // SAFETY: the field is pinned structurally: `NetloopSleep` has no `Drop`, is
+        // `Unpin` only if the sleep is, and nothing moves the sleep out of a pin.
+        unsafe { self.map_unchecked_mut(|s| &mut s.0) }
+    }
+}
+
 impl Future for NetloopSleep {
     type Output = ();
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        Pin::new(&mut self.0).poll(cx)
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.sleep().poll(cx)
     }
 }
 
@@ -121,7 +130,7 @@ impl Timer for NetloopTimer {
 
     fn reset(&self, sleep: &mut Pin<Box<dyn Sleep>>, new_deadline: Instant) {
         match sleep.as_mut().downcast_mut_pin::<NetloopSleep>() {
-            Some(mut ours) => Pin::new(&mut ours.0).reset(new_deadline.into()),
+            Some(ours) => ours.sleep().reset(new_deadline.into()),
             None => *sleep = self.sleep_until(new_deadline),
         }
     }

@@ -121,7 +121,7 @@ impl Clock {
     }
 
     /// True if this clock is the plain monotonic clock (never paused).
-    pub(crate) fn is_real(&self) -> bool {
+    pub fn is_real(&self) -> bool {
         self.frozen.load(Acquire) == 0 && self.offset.load(Relaxed) == 0
     }
 

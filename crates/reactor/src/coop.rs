@@ -24,6 +24,7 @@
 //! ```
 
 use std::cell::Cell;
+use std::marker::PhantomData;
 use std::task::{Context, Poll};
 
 /// Units of work a task may do per poll.
@@ -70,14 +71,14 @@ pub fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
 #[inline]
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     CURRENT.with(|c| match c.get() {
-        None => Poll::Ready(RestoreOnPending(Cell::new(None))),
+        None => Poll::Ready(RestoreOnPending(Cell::new(None), PhantomData)),
         Some(0) => {
             crate::defer(cx.waker());
             Poll::Pending
         }
         Some(n) => {
             c.set(Some(n - 1));
-            Poll::Ready(RestoreOnPending(Cell::new(Some(n))))
+            Poll::Ready(RestoreOnPending(Cell::new(Some(n)), PhantomData))
         }
     })
 }
@@ -88,9 +89,12 @@ pub fn has_budget_remaining() -> bool {
 }
 
 /// Gives a budget unit back on drop unless the operation made progress.
+///
+/// Neither `Send` nor `Sync`, as tokio's: it gives the unit back to the budget of the
+/// thread it was created on.
 #[derive(Debug)]
 #[must_use = "call made_progress() when the operation did work"]
-pub struct RestoreOnPending(Cell<Option<u8>>);
+pub struct RestoreOnPending(Cell<Option<u8>>, PhantomData<*const ()>);
 
 impl RestoreOnPending {
     /// The operation did work: keep the unit spent. Takes `&self`, as tokio's does, so

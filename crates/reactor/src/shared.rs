@@ -62,6 +62,16 @@ pub(crate) struct Shared {
     pub(crate) blocks: BlockCache,
 }
 
+// The hooks (`starter`, `on_task_panic`) are boxed closures, which are not unwind-safe
+// as far as the compiler knows, and every socket holds this through its registration.
+// A panic that unwinds past a `&Shared` leaves nothing half-updated that a later user
+// could see: its state is atomics, values its mutexes guard (each taken, replaced or
+// pushed in one step under the lock) and hooks that are only called, never changed
+// after they are set. tokio's runtime handle
+// is unwind-safe for the same reason, and so are tokio's sockets.
+impl std::panic::UnwindSafe for Shared {}
+impl std::panic::RefUnwindSafe for Shared {}
+
 impl Shared {
     pub(crate) fn new(
         selector_waker: mio::Waker,

@@ -1708,3 +1708,45 @@ fn futures_lite_block<F: Future + Unpin>(mut f: F) -> F::Output {
         Poll::Pending => panic!("expected a finished task"),
     }
 }
+
+/// A loop driven by `block_on` counts the time it is driven as busy even if it never
+/// goes idle (tokio's current-thread `worker_total_busy_duration`), and not the time
+/// between two drives.
+#[test]
+fn busy_time_counts_a_block_on_that_never_idles_and_not_the_gaps_between_drives() {
+    with_timeout(10, || {
+        let mut el = EventLoop::new().unwrap();
+        let h = el.handle();
+        // 40 ms of work with a task always queued: the loop never blocks in `select`.
+        el.block_on(async {
+            let started = Instant::now();
+            while started.elapsed() < ms(40) {
+                yield_once().await;
+            }
+        })
+        .unwrap();
+        let busy = h.metrics().busy;
+        // Measured to within a tick (4 ms) of the coarse clock at each end.
+        assert!(busy >= ms(30), "the driven time is busy: {busy:?}");
+        // Not driven for 200 ms: none of it is busy.
+        thread::sleep(ms(200));
+        el.block_on(async {}).unwrap();
+        let after = h.metrics().busy;
+        assert!(after < busy + ms(100), "the gap was counted: {busy:?} then {after:?}");
+    });
+}
+
+/// Pending once, waking itself: a task that stays runnable.
+async fn yield_once() {
+    let mut yielded = false;
+    poll_fn(|cx| {
+        if yielded {
+            Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+    .await
+}

@@ -46,6 +46,18 @@
 pub use netloop::{fs, io, net, process, runtime, signal, spawn, sync, task, time};
 pub use netloop::{join, pin, select, task_local, try_join};
 
+/// What tokio's macros expand to, public (and hidden) under the same path as tokio's,
+/// for code that names it.
+#[doc(hidden)]
+pub mod macros {
+    /// The items tokio's `macros::support` offers that are std's.
+    pub mod support {
+        pub use std::future::{Future, IntoFuture, poll_fn};
+        pub use std::pin::Pin;
+        pub use std::task::{Context, Poll, ready};
+    }
+}
+
 /// Marks `async fn main` as the program's entry point, run on a netloop runtime
 /// (multi-thread by default), with tokio's arguments (`flavor`, `worker_threads`,
 /// `start_paused`, `crate`, `name`) and errors.

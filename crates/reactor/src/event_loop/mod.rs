@@ -197,8 +197,14 @@ impl EventLoop {
         if self.driver.owner.is_none() {
             self.driver.owner = Some(me);
             self.driver.start(core);
+        } else {
+            // Busy again; the time between two drives (say, two `block_on` calls of a
+            // current-thread runtime) was not the loop's.
+            self.driver.busy_since = sys::busy_ticks();
         }
-        Ok(f(&mut self.driver, core))
+        let out = f(&mut self.driver, core);
+        self.driver.count_busy_until_now(core);
+        Ok(out)
     }
 }
 
@@ -264,6 +270,17 @@ impl Driver {
         self.busy_since = sys::busy_ticks();
         self.last_execution = now;
         core.shared.published.started_at.store(now, Relaxed);
+    }
+
+    /// Adds the time since the loop was last busy from to its busy time, and publishes
+    /// the sum: the loop goes idle, or it stops being driven (a loop driven by
+    /// `block_on` may never go idle before its future completes).
+    pub(super) fn count_busy_until_now(&mut self, core: &Core) {
+        self.counters.busy_ticks += sys::busy_ticks().saturating_sub(self.busy_since);
+        core.shared
+            .published
+            .busy_ticks
+            .store(self.counters.busy_ticks, Relaxed);
     }
 
     /// Netty's `hasTasks()`: is there anything to do without waiting? Queued tasks,

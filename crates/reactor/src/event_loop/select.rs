@@ -43,10 +43,9 @@ impl Driver {
             Some(polled)
         } else {
             went_idle = true;
-            self.counters.busy_ticks += sys::busy_ticks().saturating_sub(self.busy_since);
-            // Published here, its only change, not at the end of the iteration: the loop
-            // may sleep long before that.
-            shared.published.busy_ticks.store(self.counters.busy_ticks, Relaxed);
+            // Published here, not at the end of the iteration: the loop may sleep long
+            // before that.
+            self.count_busy_until_now(core);
             let polled = self.select_idle(core, wait_until, extra_ready, &mut blocked);
             shared.next_wakeup.set_awake();
             polled

@@ -41,8 +41,10 @@ pub struct Task<T> {
 // JOIN_WAKER protocol, and the output once COMPLETE is published; moving it to another
 // thread moves the output's consumer there, hence `T: Send`.
 unsafe impl<T: Send> Send for Task<T> {}
-// SAFETY: `&Task` only reads the atomic state.
-unsafe impl<T> Sync for Task<T> {}
+// SAFETY: `&Task` only reads the atomic state. The bound is not needed for that; it
+// keeps a handle whose output may not cross threads from being shared across them, as
+// tokio's `JoinHandle` (`Sync` only if `T: Send`).
+unsafe impl<T: Send> Sync for Task<T> {}
 impl<T> Unpin for Task<T> {}
 
 impl<T> Task<T> {

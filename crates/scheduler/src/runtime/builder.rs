@@ -18,8 +18,11 @@ type Callback = Arc<dyn Fn() + Send + Sync>;
 
 /// Configures a [`Runtime`] (tokio's `runtime::Builder`).
 ///
-/// Setters never panic: an invalid value (zero worker threads, an `io_ratio` outside
-/// `1..=100`, ...) is reported by [`build`](Self::build) as an `InvalidInput` error.
+/// tokio's setters panic on a value tokio rejects (zero worker threads, a blank name,
+/// ...), as tokio's do, at the caller's line. netloop's own settings (an `io_ratio`
+/// outside `1..=100`, a quiet period longer than the shutdown timeout, ...) and a bad
+/// `NETLOOP_WORKER_THREADS` are reported by [`build`](Self::build) as `InvalidInput`
+/// errors.
 ///
 /// ```
 /// use netloop_scheduler::runtime::Builder;
@@ -41,7 +44,6 @@ pub struct Builder {
     on_thread_stop: Option<Callback>,
     max_blocking_threads: usize,
     thread_keep_alive: Duration,
-    event_interval: u32,
     eager_start: bool,
     start_paused: bool,
     /// Whether the user chose a quiet period (otherwise it shrinks to fit the timeout).
@@ -50,7 +52,6 @@ pub struct Builder {
     enable_io: bool,
     enable_time: bool,
     name: Option<String>,
-    global_queue_interval: Option<u32>,
 }
 
 impl fmt::Debug for Builder {
@@ -78,7 +79,6 @@ impl Builder {
             on_thread_stop: None,
             max_blocking_threads: 512,
             thread_keep_alive: Duration::from_secs(10),
-            event_interval: 61,
             eager_start: false,
             start_paused: false,
             quiet_period_set: false,
@@ -86,7 +86,6 @@ impl Builder {
             enable_io: false,
             enable_time: false,
             name: None,
-            global_queue_interval: None,
         }
     }
 
@@ -101,8 +100,14 @@ impl Builder {
     }
 
     /// Number of event loops (multi-thread only). Default: `NETLOOP_WORKER_THREADS`,
-    /// else the available parallelism. Zero is an error at `build`.
+    /// else the available parallelism.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero, as tokio's.
+    #[track_caller]
     pub fn worker_threads(&mut self, n: usize) -> &mut Self {
+        assert!(n > 0, "Worker threads cannot be set to 0");
         self.worker_threads = Some(n);
         self
     }
@@ -123,10 +128,16 @@ impl Builder {
         self
     }
 
-    /// Names the runtime (see [`Handle::name`](super::Handle::name)). An empty or blank name is an error at
-    /// `build`.
+    /// Names the runtime (see [`Handle::name`](super::Handle::name)).
+    ///
+    /// # Panics
+    ///
+    /// If the name is empty or only whitespace, as tokio's.
+    #[track_caller]
     pub fn name(&mut self, name: impl Into<String>) -> &mut Self {
-        self.name = Some(name.into());
+        let name = name.into();
+        assert!(!name.trim().is_empty(), "runtime name shouldn't be empty");
+        self.name = Some(name);
         self
     }
 
@@ -149,18 +160,28 @@ impl Builder {
         self
     }
 
-    /// Accepted for tokio code (zero is an error at `build`). tokio's workers look at
-    /// their shared queue every `val` tasks; a netloop loop takes what other threads
-    /// sent it once per iteration, before its own queue, so there is nothing to tune.
+    /// Accepted for tokio code. tokio's workers look at their shared queue every `val`
+    /// tasks; a netloop loop takes what other threads sent it once per iteration,
+    /// before its own queue, so there is nothing to tune.
+    ///
+    /// # Panics
+    ///
+    /// If `val` is zero, as tokio's.
+    #[track_caller]
     pub fn global_queue_interval(&mut self, val: u32) -> &mut Self {
-        self.global_queue_interval = Some(val);
+        assert!(val > 0, "global_queue_interval must be greater than 0");
         self
     }
 
     /// How many readiness events one `select` returns at most (tokio's
-    /// `max_io_events_per_tick`; netloop's `events_capacity`, default 1024). Zero is
-    /// an error at `build`.
+    /// `max_io_events_per_tick`; netloop's `events_capacity`, default 1024).
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is zero, as tokio's.
+    #[track_caller]
     pub fn max_io_events_per_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(capacity > 0, "max_io_events_per_tick must be non-zero");
         self.event_loop.events_capacity(capacity);
         self
     }
@@ -170,9 +191,14 @@ impl Builder {
     /// `max_io_events_per_busy_tick`; netloop's `busy_events_capacity`; default: the
     /// same as [`max_io_events_per_tick`](Self::max_io_events_per_tick)). Each event
     /// wakes tasks that join the queue, so under overload a small batch keeps the queue
-    /// short and leaves the other events in the kernel for the next pass. Zero is an
-    /// error at `build`.
+    /// short and leaves the other events in the kernel for the next pass.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is zero, as tokio's.
+    #[track_caller]
     pub fn max_io_events_per_busy_tick(&mut self, capacity: usize) -> &mut Self {
+        assert!(capacity > 0, "max_io_events_per_busy_tick must be non-zero");
         self.event_loop.busy_events_capacity(capacity);
         self
     }
@@ -224,8 +250,14 @@ impl Builder {
         self
     }
 
-    /// Upper bound of the blocking pool (default 512). Zero is an error at `build`.
+    /// Upper bound of the blocking pool (default 512).
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero, as tokio's.
+    #[track_caller]
     pub fn max_blocking_threads(&mut self, n: usize) -> &mut Self {
+        assert!(n > 0, "Max blocking threads cannot be set to 0");
         self.max_blocking_threads = n;
         self
     }
@@ -236,10 +268,15 @@ impl Builder {
         self
     }
 
-    /// Accepted for tokio code (zero is an error); netloop's loops balance I/O and
-    /// tasks with [`io_ratio`](Self::io_ratio) instead.
+    /// Accepted for tokio code; netloop's loops balance I/O and tasks with
+    /// [`io_ratio`](Self::io_ratio) instead.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero, as tokio's.
+    #[track_caller]
     pub fn event_interval(&mut self, n: u32) -> &mut Self {
-        self.event_interval = n;
+        assert!(n > 0, "event_interval must be greater than 0");
         self
     }
 
@@ -297,12 +334,9 @@ impl Builder {
         if self.flavor == RuntimeFlavor::CurrentThread {
             return Ok(1);
         }
+        // Never zero: the setter panics on it.
         if let Some(n) = self.worker_threads {
-            return if n == 0 {
-                Err(invalid_input("worker_threads must be at least 1"))
-            } else {
-                Ok(n)
-            };
+            return Ok(n);
         }
         if let Ok(v) = std::env::var(WORKER_THREADS_ENV) {
             return match v.trim().parse::<usize>() {
@@ -374,18 +408,6 @@ impl Builder {
 
     /// Every setting but the worker count, checked in the order `build` reports them.
     fn validate(&self) -> io::Result<()> {
-        if self.max_blocking_threads == 0 {
-            return Err(invalid_input("max_blocking_threads must be at least 1"));
-        }
-        if self.event_interval == 0 {
-            return Err(invalid_input("event_interval must be at least 1"));
-        }
-        if self.global_queue_interval == Some(0) {
-            return Err(invalid_input("global_queue_interval must be greater than 0"));
-        }
-        if self.name.as_ref().is_some_and(|n| n.trim().is_empty()) {
-            return Err(invalid_input("runtime name shouldn't be empty"));
-        }
         self.event_loop.validate().map_err(io::Error::from)?;
         if self.start_paused && self.flavor != RuntimeFlavor::CurrentThread {
             return Err(invalid_input("start_paused requires the current_thread runtime"));

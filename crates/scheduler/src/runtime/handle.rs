@@ -73,7 +73,15 @@ pub struct EnterGuard<'a> {
     _tokio: tokio::runtime::EnterGuard<'a>,
     _guard: context::SetGuard,
     _handle: std::marker::PhantomData<&'a Handle>,
+    /// The guard restores this thread's context: it must be dropped on this thread.
+    _not_send: NotSend,
 }
+
+/// `!Send` but `Sync`, as tokio's `EnterGuard` is.
+struct NotSend(std::marker::PhantomData<*const ()>);
+
+// SAFETY: it holds nothing; the raw pointer is there only to opt out of `Send`.
+unsafe impl Sync for NotSend {}
 
 impl fmt::Debug for EnterGuard<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -142,6 +150,7 @@ impl Handle {
             _tokio: self.inner.compat.handle().enter(),
             _guard: guard,
             _handle: std::marker::PhantomData,
+            _not_send: NotSend(std::marker::PhantomData),
         }
     }
 

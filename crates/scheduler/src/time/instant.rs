@@ -27,11 +27,16 @@ pub struct Instant {
 }
 
 impl Instant {
-    /// Now. With the `test-util` feature, on a loop whose clock is paused, the paused
-    /// time.
+    /// Now. With the `test-util` feature, on a loop whose clock is paused, or on a
+    /// thread that entered a runtime whose clock is (`Runtime::enter`, as tokio's), the
+    /// paused time.
     pub fn now() -> Instant {
         #[cfg(feature = "test-util")]
         if let Some(std) = netloop_reactor::EventLoopHandle::current_timer_now() {
+            return Instant { std };
+        }
+        #[cfg(feature = "test-util")]
+        if let Some(std) = entered_paused_now() {
             return Instant { std };
         }
         Instant {
@@ -140,4 +145,16 @@ impl fmt::Debug for Instant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.std.fmt(f)
     }
+}
+
+/// The time of the entered runtime's clock, if the thread is in a runtime's context
+/// without driving one of its loops and that clock is not the real one (only a
+/// current-thread runtime's single loop can be paused).
+#[cfg(feature = "test-util")]
+fn entered_paused_now() -> Option<std::time::Instant> {
+    crate::context::with_current(|rt| {
+        let event_loop = rt?.group.iter().next()?;
+        let clock = event_loop.clock();
+        (!clock.is_real()).then(|| clock.now_instant())
+    })
 }

@@ -42,6 +42,10 @@ pub fn resume() {
 /// Moves frozen time forward by `duration`, then returns once every timer due by then
 /// has fired (and the tasks it woke were queued ahead of this one).
 #[track_caller]
+#[expect(
+    clippy::redundant_async_block,
+    reason = "the async block makes the future !Unpin, as tokio's"
+)]
 pub fn advance(duration: Duration) -> impl std::future::Future<Output = ()> {
     let event_loop = current_loop("advance");
     if let Err(e) = event_loop.clock().advance(duration) {
@@ -49,7 +53,7 @@ pub fn advance(duration: Duration) -> impl std::future::Future<Output = ()> {
     }
     let now = event_loop.clock().now_instant();
     let mut registered = false;
-    poll_fn(move |cx| {
+    let wait = poll_fn(move |cx| {
         if registered {
             return Poll::Ready(());
         }
@@ -59,5 +63,7 @@ pub fn advance(duration: Duration) -> impl std::future::Future<Output = ()> {
             Ok(_) => Poll::Pending,
             Err(_) => Poll::Ready(()),
         }
-    })
+    });
+    // An async block, so that the future is `!Unpin` as tokio's (an `async fn`) is.
+    async move { wait.await }
 }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomPinned;
 use std::pin::Pin;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Acquire;
@@ -94,6 +95,9 @@ pub struct Sleep {
     /// later deadline does not read the clock, and leaves it false).
     passed: bool,
     elapsed: bool,
+    /// `!Unpin`, as tokio's `Sleep`: code written for tokio pins it, and code that
+    /// compiles here must compile there. Nothing in it depends on its address.
+    _pinned: PhantomPinned,
 }
 
 impl fmt::Debug for Sleep {
@@ -136,7 +140,15 @@ impl Sleep {
             registered: None,
             passed,
             elapsed: false,
+            _pinned: PhantomPinned,
         }
+    }
+
+    /// The sleep behind its pin.
+    fn pinned_mut(self: Pin<&mut Self>) -> &mut Sleep {
+        // SAFETY: `Sleep` is `!Unpin` only by its marker; none of its fields depends on
+        // its address, and no caller moves the value out of the reference.
+        unsafe { self.get_unchecked_mut() }
     }
 }
 
@@ -174,7 +186,7 @@ impl Sleep {
     /// when the old one comes. Moving it earlier from another thread cancels the timer,
     /// and the next poll registers a new one.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
-        let this = self.get_mut();
+        let this = self.pinned_mut();
         this.elapsed = false;
         let later = deadline >= this.deadline;
         if !later && deadline <= Instant::now() {
@@ -312,7 +324,7 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = self.get_mut();
+        let this = self.pinned_mut();
         if this.elapsed {
             return Poll::Ready(());
         }

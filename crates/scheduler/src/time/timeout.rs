@@ -71,6 +71,7 @@ pin_project_lite::pin_project! {
     pub struct Timeout<T> {
         #[pin]
         value: T,
+        #[pin]
         delay: Sleep,
     }
 }
@@ -140,12 +141,12 @@ impl<T: Future> Future for Timeout<T> {
     type Output = Result<T::Output, Elapsed>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
+        let mut this = self.project();
         let had_budget = netloop_reactor::coop::has_budget_remaining();
         if let Poll::Ready(v) = this.value.poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        let mut poll_delay = || match Pin::new(&mut *this.delay).poll(cx) {
+        let mut poll_delay = || match this.delay.as_mut().poll(cx) {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed(()))),
             Poll::Pending => Poll::Pending,
         };

@@ -353,7 +353,13 @@ impl From<std::os::fd::OwnedFd> for File {
 
 impl fmt::Debug for File {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("netloop::fs::File").field("std", &self.std).finish()
+        // The path the user names it by: under the `tokio` crate in patch mode.
+        let name = if cfg!(feature = "tokio-names") {
+            "tokio::fs::File"
+        } else {
+            "netloop::fs::File"
+        };
+        f.debug_struct(name).field("std", &self.std).finish()
     }
 }
 

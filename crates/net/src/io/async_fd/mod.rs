@@ -219,7 +219,10 @@ impl<T: AsRawFd> AsyncFd<T> {
 
     /// [`ready`](Self::ready) with a guard that gives mutable access.
     pub async fn ready_mut(&mut self, interest: Interest) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
-        let event = poll_fn(|cx| self.poll_interest(cx, interest)).await?;
+        // The wait holds the `&mut` (not a `&` to it), so that the future is `Send`
+        // whenever `T` is, `Sync` or not, as tokio's.
+        let this = &mut *self;
+        let event = poll_fn(move |cx| this.poll_interest(cx, interest)).await?;
         Ok(self.guard_mut(event))
     }
 
