@@ -41,11 +41,11 @@ CARGO_TARGET_DIR=target/compat cargo build --quiet --release --manifest-path tes
 TCK=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-start_server() { # kind
+start_server() { # kind (the server replaces the calling subshell: `$!` is its pid)
     case "$1" in
-        patch) taskset -c 1 "$ROOT/target/patch-app/release/netloop-patch-mode-app" "$PORT" 1 ;;
-        tokio) taskset -c 1 "$ROOT/target/patch-bench/build/release/netloop-patch-mode-app" "$PORT" 1 ;;
-        compat) taskset -c 1 "$ROOT/target/compat/release/examples/axum_timeout" netloop timeout "$PORT" ;;
+        patch) exec taskset -c 1 "$ROOT/target/patch-app/release/netloop-patch-mode-app" "$PORT" 1 ;;
+        tokio) exec taskset -c 1 "$ROOT/target/patch-bench/build/release/netloop-patch-mode-app" "$PORT" 1 ;;
+        compat) exec taskset -c 1 "$ROOT/target/compat/release/examples/axum_timeout" netloop timeout "$PORT" ;;
     esac
 }
 
