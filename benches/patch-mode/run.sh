@@ -8,10 +8,12 @@
 #            route and layer) on netloop with `tokio-compat`: the timeout layer's timers on
 #            a second, tokio runtime beside the loop, as before patch mode.
 #
-#   benches/patch-mode/run.sh             # 3 rounds of 4 s per server, about 1 min
+#   benches/patch-mode/run.sh             # 3 rounds of 4 s per server and route, about 2 min
 #   ROUNDS=5 SECONDS_PER_RUN=6 benches/patch-mode/run.sh
 #
-# The server runs on core 1 (`taskset`), wrk -t1 -c64 on core 0, `GET /` ("hello").
+# The server runs on core 1 (`taskset`), wrk -t1 -c64 on core 0, on two routes: `GET /`
+# ("hello": the layer's timer is created and dropped unpolled) and `GET /tick` (the
+# handler awaits a 1 ms `tokio::time::sleep`: on `compat` a timer of the second runtime).
 # CPU per request is the server process's utime + stime (all its threads) over the run,
 # divided by the requests wrk counted. Loopback only; every step is bounded in time.
 set -euo pipefail
@@ -49,43 +51,49 @@ start_server() { # kind (the server replaces the calling subshell: `$!` is its p
     esac
 }
 
-measure() { # kind -> "requests ticks"
+measure() { # kind path -> "requests ticks"
     start_server "$1" > /dev/null &
     local pid=$!
     for _ in $(seq 50); do
         (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
         sleep 0.1
     done
-    timeout 10 taskset -c 0 wrk -t1 -c64 -d1s "http://127.0.0.1:$PORT/" > /dev/null
+    timeout 10 taskset -c 0 wrk -t1 -c64 -d1s "http://127.0.0.1:$PORT$2" > /dev/null
     local before after out
     before=$(cpu_ticks "$pid")
-    out=$(timeout $((SECONDS_PER_RUN + 10)) taskset -c 0 wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" "http://127.0.0.1:$PORT/")
+    out=$(timeout $((SECONDS_PER_RUN + 10)) taskset -c 0 wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" "http://127.0.0.1:$PORT$2")
     after=$(cpu_ticks "$pid")
     kill "$pid"; wait "$pid" 2>/dev/null || true
     echo "$(echo "$out" | awk '/requests in/ {print $1}') $((after - before))"
 }
 
 KINDS="patch tokio compat"
+PATHS="/ /tick"
 declare -A REQS TICKS
 for round in $(seq "$ROUNDS"); do
     # The order rotates from round to round, so that a slow patch of the machine hits
     # every server alike.
     set -- $KINDS
     for _ in $(seq $(( (round - 1) % 3 ))); do set -- "${@:2}" "$1"; done
-    for kind in "$@"; do
-        read -r reqs ticks < <(measure "$kind")
-        REQS[$kind]=$(( ${REQS[$kind]:-0} + reqs ))
-        TICKS[$kind]=$(( ${TICKS[$kind]:-0} + ticks ))
-        echo "round $round: $kind: $reqs requests, $ticks ticks" >&2
+    for path in $PATHS; do
+        for kind in "$@"; do
+            read -r reqs ticks < <(measure "$kind" "$path")
+            REQS[$kind$path]=$(( ${REQS[$kind$path]:-0} + reqs ))
+            TICKS[$kind$path]=$(( ${TICKS[$kind$path]:-0} + ticks ))
+            echo "round $round: $kind $path: $reqs requests, $ticks ticks" >&2
+        done
     done
 done
 
-echo "| server | req/s | req/s / tokio's | CPU µs per request | CPU / tokio's |"
-echo "|---|---|---|---|---|"
-for kind in $KINDS; do
-    awk -v n="${REQS[$kind]}" -v t="${REQS[tokio]}" -v nt="${TICKS[$kind]}" -v tt="${TICKS[tokio]}" \
-        -v s=$((ROUNDS * SECONDS_PER_RUN)) -v tck="$TCK" -v kind="$kind" 'BEGIN {
-        ncpu = nt / tck * 1e6 / n; tcpu = tt / tck * 1e6 / t
-        printf "| %s | %.0f | %.2f | %.2f | %.2f |\n", kind, n / s, n / t, ncpu, ncpu / tcpu
-    }'
+echo "| route | server | req/s | req/s / tokio's | CPU µs per request | CPU / tokio's |"
+echo "|---|---|---|---|---|---|"
+for path in $PATHS; do
+    for kind in $KINDS; do
+        awk -v n="${REQS[$kind$path]}" -v t="${REQS[tokio$path]}" -v nt="${TICKS[$kind$path]}" \
+            -v tt="${TICKS[tokio$path]}" -v s=$((ROUNDS * SECONDS_PER_RUN)) -v tck="$TCK" \
+            -v kind="$kind" -v path="$path" 'BEGIN {
+            ncpu = nt / tck * 1e6 / n; tcpu = tt / tck * 1e6 / t
+            printf "| `%s` | %s | %.0f | %.2f | %.2f | %.2f |\n", path, kind, n / s, n / t, ncpu, ncpu / tcpu
+        }'
+    done
 done

@@ -157,14 +157,21 @@ impl<T: WheelItem> TimerWheel<T> {
 
     /// Moves the entry under `key` to the deadline `set` gives it, earlier or later,
     /// keeping its key: `set` changes the item's deadline (and nothing of its order
-    /// otherwise), and the entry is filed again for it. False if there is no such entry.
+    /// otherwise). False if there is no such entry.
+    ///
+    /// An entry in a wheel slot that moves later stays in its slot: a slot holds
+    /// entries due at or after its start, and when it expires each of its entries is
+    /// filed again for the deadline it has then. So pushing back an idle timeout
+    /// touches only its own node (no neighbour in the slot's list), however often it is
+    /// done. Any other move is filed at once.
     pub(crate) fn reschedule(&mut self, key: usize, set: impl FnOnce(&mut T)) -> bool {
         let Some(node) = self.nodes.get_mut(key) else {
             return false;
         };
-        let place = node.place;
+        let (place, before) = (node.place, node.item.deadline());
         set(&mut node.item);
         match place {
+            Place::Wheel { .. } if node.item.deadline() >= before => return true,
             Place::Wheel { level, slot } => self.unlink(key, level as usize, slot as usize),
             // Its old heap slot no longer matches the item's deadline: `trim_due` drops
             // it once it reaches the top (filing pushes a slot for the new deadline).

@@ -81,12 +81,20 @@ struct RemindQuery {
 
 /// The application's routes, behind tower-http's `TimeoutLayer`:
 /// - `GET /`: "hello";
+/// - `GET /tick`: "tick" after a 1 ms `tokio::time::sleep` (a request that waits on a timer);
 /// - `GET /slow`: sleeps longer than [`REQUEST_TIMEOUT`], so the layer answers 408;
 /// - `GET /remind?ms=N`: answers "reminded" once the reminder service's `DelayQueue`
 ///   releases the request, N milliseconds later.
 pub fn router(reminders: Reminders) -> Router {
     Router::new()
         .route("/", get(|| async { "hello" }))
+        .route(
+            "/tick",
+            get(|| async {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                "tick"
+            }),
+        )
         .route(
             "/slow",
             get(|| async {

@@ -115,3 +115,21 @@ async fn the_runtime_is_netloop() {
         .unwrap();
     assert!(index.is_some(), "a spawned task runs on one of netloop's loops");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tick_waits_on_a_timer() {
+    tokio::time::timeout(LIMIT, async {
+        let base = http_server().await;
+        let started = Instant::now();
+        let body = reqwest::get(format!("{base}/tick"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert_eq!(body, "tick");
+        assert!(started.elapsed() >= Duration::from_millis(1));
+    })
+    .await
+    .expect("within the limit");
+}

@@ -5,7 +5,8 @@
 //! axum_timeout netloop|tokio timeout|plain PORT
 //! ```
 //!
-//! It serves `GET /` with "hello" until killed. On netloop the accept loop and the
+//! It serves `GET /` with "hello", and `GET /tick` with "tick" after a 1 ms
+//! `tokio::time::sleep`, until killed. On netloop the accept loop and the
 //! connections are netloop's (its `TcpListener` and `TcpStream`, served by hyper-util's
 //! connection builder with netloop's executor); the timeout layer's sleeps are tokio's,
 //! on the compat runtime. On tokio everything is tokio's.
@@ -18,7 +19,14 @@ use axum::routing::get;
 use tower_http::timeout::TimeoutLayer;
 
 fn app(timeout: bool) -> Router {
-    let app = Router::new().route("/", get(|| async { "hello" }));
+    // `/tick` waits on a tokio timer: on netloop that timer is the compat runtime's.
+    let app = Router::new().route("/", get(|| async { "hello" })).route(
+        "/tick",
+        get(|| async {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            "tick"
+        }),
+    );
     if timeout {
         app.layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
