@@ -42,6 +42,10 @@ pub(crate) struct Config {
     pub(crate) start_paused: Option<(bool, Span)>,
     pub(crate) name: Option<LitStr>,
     pub(crate) krate: Path,
+    /// `unhandled_panic = "ignore" | "shutdown_runtime"`: the variant's name. Expanded
+    /// to the builder's `unhandled_panic` call, as tokio expands it (where it needs
+    /// `tokio_unstable`).
+    pub(crate) unhandled_panic: Option<(&'static str, Span)>,
 }
 
 /// The arguments as given, each checked on its own.
@@ -52,6 +56,7 @@ struct Args {
     start_paused: Option<(bool, Span)>,
     name: Option<LitStr>,
     krate: Option<Path>,
+    unhandled_panic: Option<(&'static str, Span)>,
 }
 
 /// Parses and checks the attribute's arguments; `is_test` for `#[netloop::test]`.
@@ -79,6 +84,7 @@ pub(crate) fn parse_config(args: TokenStream, is_test: bool, dialect: Dialect) -
         worker_threads: args.worker_threads,
         start_paused: args.start_paused,
         name: args.name,
+        unhandled_panic: args.unhandled_panic,
         krate: args.krate.unwrap_or_else(|| match dialect {
             Dialect::Netloop => syn::parse_quote!(::netloop),
             Dialect::Tokio => syn::parse_quote!(::tokio),
@@ -96,11 +102,17 @@ impl Args {
             "start_paused" => self.start_paused = Some((parse_start_paused(value)?, value.span())),
             "crate" => self.krate = Some(lit_str(value, "crate")?.parse::<Path>()?),
             "name" => self.name = Some(lit_str(value, "name")?),
+            "unhandled_panic" => {
+                if self.unhandled_panic.is_some() {
+                    return Err(syn::Error::new(value.span(), "`unhandled_panic` set multiple times."));
+                }
+                self.unhandled_panic = Some((parse_unhandled_panic(value)?, value.span()));
+            }
             _ => {
                 return Err(syn::Error::new_spanned(
                     path,
                     format!(
-                        "Unknown attribute {} is specified; expected one of: `flavor`, `worker_threads`, `start_paused`, `crate`, `name`",
+                        "Unknown attribute {} is specified; expected one of: `flavor`, `worker_threads`, `start_paused`, `crate`, `unhandled_panic`, `name`.",
                         path.to_token_stream()
                     ),
                 ));
@@ -116,10 +128,37 @@ fn parse_flavor(value: &Expr) -> syn::Result<Flavor> {
         "current_thread" => Ok(Flavor::CurrentThread),
         "multi_thread" => Ok(Flavor::MultiThread),
         "local" => Ok(Flavor::Local),
+        "single_thread" => Err(syn::Error::new_spanned(
+            s,
+            "The single threaded runtime flavor is called `current_thread`.",
+        )),
+        "basic_scheduler" => Err(syn::Error::new_spanned(
+            s,
+            "The `basic_scheduler` runtime flavor has been renamed to `current_thread`.",
+        )),
+        "threaded_scheduler" => Err(syn::Error::new_spanned(
+            s,
+            "The `threaded_scheduler` runtime flavor has been renamed to `multi_thread`.",
+        )),
         other => Err(syn::Error::new_spanned(
             s,
             format!(
-                "No such runtime flavor `{other}`. The runtime flavors are `current_thread`, `local` and `multi_thread`."
+                "No such runtime flavor `{other}`. The runtime flavors are `current_thread`, `local`, and `multi_thread`."
+            ),
+        )),
+    }
+}
+
+/// The `UnhandledPanic` variant an `unhandled_panic` value names.
+fn parse_unhandled_panic(value: &Expr) -> syn::Result<&'static str> {
+    let s = lit_str(value, "unhandled_panic")?;
+    match s.value().as_str() {
+        "ignore" => Ok("Ignore"),
+        "shutdown_runtime" => Ok("ShutdownRuntime"),
+        other => Err(syn::Error::new_spanned(
+            s,
+            format!(
+                "No such unhandled panic behavior `{other}`. The unhandled panic behaviors are `ignore` and `shutdown_runtime`."
             ),
         )),
     }
@@ -173,6 +212,14 @@ fn check_flavor_options(flavor: Flavor, args: &Args, is_test: bool, dialect: Dia
             span,
             format!(
                 "The `worker_threads` option requires the `multi_thread` runtime flavor. Use `#[{macro_name}(flavor = \"multi_thread\")]`"
+            ),
+        ));
+    }
+    if let (Flavor::MultiThread, Some((_, span))) = (flavor, args.unhandled_panic) {
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "The `unhandled_panic` option requires the `current_thread` runtime flavor. Use `#[{macro_name}(flavor = \"current_thread\")]`"
             ),
         ));
     }

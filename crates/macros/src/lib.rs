@@ -19,6 +19,7 @@
 //! | `worker_threads = N` | event loops (multi_thread only) | available cores |
 //! | `start_paused = bool` | start with time paused (current_thread; `test-util`) | false |
 //! | `crate = "path"` | where `netloop` is | `::netloop` |
+//! | `unhandled_panic = "ignore" \| "shutdown_runtime"` | accepted and checked as tokio checks it; expands to the builder's `unhandled_panic`, which netloop (like tokio without `tokio_unstable`) does not have | none |
 
 #![deny(missing_docs)]
 
@@ -109,6 +110,10 @@ fn build(mut input: ItemFn, config: Config, is_test: bool) -> TokenStream2 {
     }
     if let Some((true, _)) = config.start_paused {
         builder = quote! { #builder.start_paused(true) };
+    }
+    if let Some((variant, span)) = config.unhandled_panic {
+        let variant = syn::Ident::new(variant, span);
+        builder = quote! { #builder.unhandled_panic(#krate::runtime::UnhandledPanic::#variant) };
     }
     if let Some(name) = &config.name {
         builder = quote! { #builder.name(#name) };
