@@ -123,7 +123,18 @@ impl Driver {
                 timeout = Some(Duration::ZERO);
             }
         }
+        // Idle while blocked: a busy peer may hand this loop tasks that have not
+        // started yet (`share_work`); that hand-off goes through the inbox and wakes it.
+        let peers = shared.peers.get();
+        if let Some((peers, me)) = peers
+            && timeout != Some(Duration::ZERO)
+        {
+            peers.set_idle(*me, true);
+        }
         let polled = self.selector.select(timeout);
+        if let Some((peers, me)) = peers {
+            peers.set_idle(*me, false);
+        }
         self.counters.unparks += 1;
         if let Some(hook) = &self.on_unpark {
             (hook.0)();
