@@ -44,6 +44,8 @@ where
     // output are `Send`, so whichever loop's thread polls and drops them is fine, which
     // is also what `into_movable` asks of the fresh runnable.
     let (runnable, task) = unsafe { task::spawn_unchecked(shared, future, Some(core), id) };
+    // SAFETY: the runnable `spawn_unchecked` just returned, for a `Send` future with a
+    // `Send` output.
     core.local.push_movable(unsafe { runnable.into_movable() });
     task
 }

@@ -36,9 +36,11 @@ const REMOTE_TAG: usize = 1;
 const MOVABLE_TAG: usize = 2;
 const TAGS: usize = REMOTE_TAG | MOVABLE_TAG;
 
-// SAFETY: a local runnable crosses threads only on its first hand-off (spawned on one
-// thread, queued on its loop), when its future is `Send` or not built yet
-// (`spawn_pinned`); after that it stays on the owner's thread. A remote runnable never
+// SAFETY: a local runnable crosses threads only before its task's first poll: on its
+// first hand-off (spawned on one thread, queued on its loop), when its future is `Send`
+// or not built yet (`spawn_pinned`), or when a movable first turn (`Send` future and
+// output) is handed to another executor by `rebind`; after the first poll it stays on
+// the owner's thread. A remote runnable never
 // touches the future or the owner-only state off the owner's thread.
 unsafe impl<S: Schedule> Send for Runnable<S> {}
 

@@ -6,8 +6,11 @@
 //!   and turns on the owner's thread touch only this half, with plain loads and stores.
 //! - `state` (`AtomicUsize`) holds what other threads need: the reference count, the
 //!   outcome ([`COMPLETE`] / [`CLOSED`]), the join handle's handshake ([`HANDLE`],
-//!   [`JOIN_WAKER`]), a pending remote wake ([`NOTIFIED`]) and a cancel request
-//!   ([`CANCEL`]).
+//!   [`JOIN_WAKER`]), a pending remote wake ([`NOTIFIED`]), a cancel request
+//!   ([`CANCEL`]) and a move to another executor before the first poll ([`MOVING`]).
+//!   A task moves with its `local` half untouched (it is queued, never polled): the
+//!   runnable's hand-off through the new owner's queue orders the old owner's writes
+//!   before the new owner's reads.
 //!
 //! # References
 //!
