@@ -7,6 +7,10 @@ use std::time::Duration;
 use crate::error::ConfigError;
 pub use crate::idle_spin::{DEFAULT_IDLE_SPIN, MAX_IDLE_SPIN};
 
+/// How long one poll may hold its loop before the loop names the task
+/// ([`EventLoopBuilder::hog_threshold`]).
+pub const DEFAULT_HOG_THRESHOLD: Duration = Duration::from_millis(10);
+
 /// Default share of loop time for I/O, in percent (Netty's `ioRatio`).
 pub const DEFAULT_IO_RATIO: u32 = 50;
 /// Default capacity of the events buffer filled by one `select`.
@@ -52,6 +56,7 @@ pub struct EventLoopBuilder {
     pub(crate) quiet_period: Duration,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) idle_spin: Duration,
+    pub(crate) hog_threshold: Option<Duration>,
 }
 
 impl Default for EventLoopBuilder {
@@ -75,6 +80,7 @@ impl EventLoopBuilder {
             quiet_period: DEFAULT_QUIET_PERIOD,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             idle_spin: DEFAULT_IDLE_SPIN,
+            hog_threshold: Some(DEFAULT_HOG_THRESHOLD),
         }
     }
 
@@ -163,6 +169,15 @@ impl EventLoopBuilder {
     /// late.
     pub fn idle_spin(&mut self, length: Duration) -> &mut Self {
         self.idle_spin = length;
+        self
+    }
+
+    /// A task whose single poll holds the loop longer than this is reported: a
+    /// `tracing` warning with its id, and `LoopMetrics::hog_polls`. Default 10 ms;
+    /// `None` turns the check off. The check costs one read of the CPU's time-stamp
+    /// counter per task turn (the coarse clock where there is none).
+    pub fn hog_threshold(&mut self, threshold: Option<Duration>) -> &mut Self {
+        self.hog_threshold = threshold;
         self
     }
 

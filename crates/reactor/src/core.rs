@@ -68,6 +68,11 @@ pub(crate) struct Local {
     /// Blocks of finished tasks that were spawned on this thread, for the next such
     /// spawn (see `block_cache`).
     pub(crate) blocks: LocalBlocks,
+    /// About how many movable runnables (first turns of `Send` tasks that may still
+    /// move, see `share_work`) the run queue holds: counted as they are queued, and as
+    /// they are run or given away. Zero means none for sure, which is all the hot path
+    /// asks.
+    pub(crate) movable: Cell<usize>,
 }
 
 impl Local {
@@ -81,6 +86,7 @@ impl Local {
             tasks: TaskList::default(),
             state: Cell::new(LoopState::NotStarted),
             blocks: LocalBlocks::default(),
+            movable: Cell::new(0),
         }
     }
 
@@ -149,6 +155,7 @@ impl Local {
                 self.remove_timer(&timer);
             }
             QueueItem::Tail(t) => self.tail.borrow_mut().push(*t),
+            QueueItem::Runnable(runnable) if runnable.is_movable() => self.push_movable(runnable),
             other => self.run_queue.borrow_mut().push(other),
         }
     }
@@ -162,6 +169,13 @@ impl Local {
         } else {
             self.run_queue.borrow_mut().push_runnable(runnable);
         }
+    }
+
+    /// The first turn of a task that may still move to another loop: back of the run
+    /// queue, counted.
+    pub(crate) fn push_movable(&self, runnable: LoopRunnable) {
+        self.movable.set(self.movable.get() + 1);
+        self.push_wake(runnable);
     }
 
     /// Tasks waiting on this loop.

@@ -15,6 +15,7 @@ use crate::error::{
     AwaitTerminationError, ConfigError, RejectReason, RejectedExecution, ScheduleError, SpawnLocalError,
 };
 use crate::metrics::LoopMetrics;
+use crate::peers::{MAX_PEERS, Peers};
 use crate::queue_item::QueueItem;
 use crate::scheduled::{
     Job, PeriodFrom, ScheduledState, ScheduledTask, Timer, TimerKey, TimerRegistration, TimerState, waker_tag,
@@ -344,6 +345,43 @@ impl EventLoopHandle {
         spawn::spawn(&self.shared, future, id)
     }
 
+    /// [`spawn_with_id`](Self::spawn_with_id), except that a task spawned on this loop's
+    /// own thread may start on another loop of its group ([`join_peers`](Self::join_peers))
+    /// when this one is busy and that one idle. Wherever it is first polled, it stays
+    /// for life. `tokio::spawn`'s placement, for a runtime built on loops.
+    pub fn spawn_movable_with_id<F>(&self, id: u64, future: F) -> Result<AsyncTask<F::Output>, RejectedExecution>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn::spawn_movable(&self.shared, future, id)
+    }
+
+    /// Introduces the loops of one group to each other, once, at build: from then on a
+    /// busy loop hands tasks that have not started yet to an idle one (see
+    /// [`spawn_movable_with_id`](Self::spawn_movable_with_id)). The first 64 loops take
+    /// part. A loop already introduced stays in its first group.
+    pub fn join_peers(loops: &[EventLoopHandle]) {
+        let members: Box<[_]> = loops.iter().map(|l| Arc::downgrade(&l.shared)).collect();
+        let peers = Arc::new(Peers::new(members));
+        for (index, l) in loops.iter().enumerate().take(MAX_PEERS) {
+            let _ = l.shared.peers.set((peers.clone(), index));
+        }
+    }
+
+    /// True while this loop's thread is inside `block_in_place`
+    /// ([`block_in_place_scope`](crate::block_in_place_scope)): it runs nothing until
+    /// the closure returns, so new work is better placed elsewhere.
+    pub fn is_blocked_in_place(&self) -> bool {
+        self.shared.peers.get().is_some_and(|(peers, me)| peers.is_blocked(*me))
+    }
+
+    /// True while every loop of this loop's group blocks in place: new work placed on
+    /// any of them waits for a closure to return.
+    pub fn group_blocked_in_place(&self) -> bool {
+        self.shared.peers.get().is_some_and(|(peers, _)| peers.all_blocked())
+    }
+
     /// Spawns a `!Send` future on this loop. Only callable on the loop's own thread.
     pub fn spawn_local<F>(&self, future: F) -> Result<AsyncTask<F::Output>, SpawnLocalError>
     where
@@ -508,6 +546,7 @@ impl EventLoopHandle {
             inbox_tasks: s.inbox.len(),
             idle_spins: p.idle_spins.load(Relaxed),
             idle_spins_found_work: p.idle_spins_found_work.load(Relaxed),
+            hog_polls: p.hog_polls.load(Relaxed),
             scheduled_tasks: p.scheduled_tasks.load(Relaxed) as usize,
             registrations: s.io.len(),
             live_tasks: p.live_tasks.load(Relaxed) as usize,

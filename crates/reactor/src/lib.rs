@@ -87,10 +87,12 @@ mod idle_spin;
 mod inbox;
 pub mod io;
 mod metrics;
+mod peers;
 mod queue_item;
 mod run_queue;
 mod schedule;
 mod scheduled;
+mod share_work;
 mod shared;
 mod spawn;
 mod sync;
@@ -103,8 +105,8 @@ mod wheel;
 
 pub use clock::{Clock, ClockError};
 pub use config::{
-    BuildError, DEFAULT_EVENTS_CAPACITY, DEFAULT_IDLE_SPIN, DEFAULT_IO_RATIO, DEFAULT_QUIET_PERIOD,
-    DEFAULT_SHUTDOWN_TIMEOUT, EventLoopBuilder, MAX_IDLE_SPIN,
+    BuildError, DEFAULT_EVENTS_CAPACITY, DEFAULT_HOG_THRESHOLD, DEFAULT_IDLE_SPIN, DEFAULT_IO_RATIO,
+    DEFAULT_QUIET_PERIOD, DEFAULT_SHUTDOWN_TIMEOUT, EventLoopBuilder, MAX_IDLE_SPIN,
 };
 pub use context::{in_block_on, may_block, outside_loop, set_in_block_on};
 pub use defer::defer;
@@ -116,6 +118,7 @@ pub use event_loop::EventLoop;
 pub use handle::{EventLoopHandle, ScheduledHandle};
 pub use metrics::LoopMetrics;
 pub use scheduled::{TimerKey, TimerRegistration, TimerState};
+pub use share_work::block_in_place_scope;
 pub use tail::TailTaskHandle;
 pub use task::{AbortHandle, FallibleTask, Task};
 pub use termination::TerminationFuture;

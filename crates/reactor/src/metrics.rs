@@ -72,6 +72,10 @@ pub struct LoopMetrics {
     pub busy: Duration,
     /// `busy` divided by the time since the loop started (0 before it started).
     pub utilization: f64,
+    /// Task polls that held the loop longer than the hog threshold
+    /// (`EventLoopBuilder::hog_threshold`): while one runs, every other task of the
+    /// loop waits.
+    pub hog_polls: u64,
 }
 
 #[derive(Default)]
@@ -102,6 +106,8 @@ pub(crate) struct Published {
     pub(crate) busy_ticks: AtomicU64,
     /// Clock nanos when the loop first ran; 0 before.
     pub(crate) started_at: AtomicU64,
+    /// Counted as each hog is seen (rare).
+    pub(crate) hog_polls: AtomicU64,
 }
 
 /// The loop thread's own running totals, published by `publish` (busy time as the

@@ -42,6 +42,30 @@ impl<R> RunQueue<R> {
         }
     }
 
+    /// Takes out the last `n` runnables (or fewer) that `pick` accepts, in queue
+    /// order; every other entry keeps its place. One pass over the queue.
+    pub(crate) fn take_last_runnables(&mut self, n: usize, mut pick: impl FnMut(&R) -> bool) -> Vec<R> {
+        let mut taken = Vec::new();
+        if n == 0 {
+            return taken;
+        }
+        let matching = self.order.iter().filter(|e| e.as_ref().is_some_and(&mut pick)).count();
+        let mut skip = matching.saturating_sub(n);
+        taken.reserve(matching - skip);
+        self.order.retain_mut(|entry| {
+            if !entry.as_ref().is_some_and(&mut pick) {
+                return true;
+            }
+            if skip > 0 {
+                skip -= 1;
+                return true;
+            }
+            taken.extend(entry.take());
+            false
+        });
+        taken
+    }
+
     /// Appends a task's turn.
     #[inline]
     pub(crate) fn push_runnable(&mut self, runnable: R) {

@@ -11,6 +11,7 @@ use crate::error::RejectedExecution;
 use crate::inbox::Inbox;
 use crate::io::registration_set::RegistrationSet;
 use crate::metrics::{ProducerCounters, Published};
+use crate::peers::Peers;
 use crate::queue_item::QueueItem;
 use crate::sync::lock;
 use crate::task::Runnable;
@@ -60,6 +61,9 @@ pub(crate) struct Shared {
     /// Blocks of finished tasks that were spawned from other threads, for the next
     /// such spawn (see `block_cache`).
     pub(crate) blocks: BlockCache,
+    /// The other loops of this loop's group and this loop's place among them, once the
+    /// group has introduced them (`EventLoopHandle::join_peers`); never for a lone loop.
+    pub(crate) peers: OnceLock<(Arc<Peers<Shared>>, usize)>,
 }
 
 // The hooks (`starter`, `on_task_panic`) are boxed closures, which are not unwind-safe
@@ -101,6 +105,7 @@ impl Shared {
             producers: ProducerCounters::default(),
             published: Published::default(),
             blocks: BlockCache::default(),
+            peers: OnceLock::new(),
         }
     }
 
@@ -204,6 +209,23 @@ impl Shared {
     pub(crate) fn schedule_new_remote(&self, runnable: LoopRunnable) {
         if let Err(runnable) = self.push_remote(runnable) {
             drop(runnable);
+        }
+    }
+
+    /// [`schedule_new_remote`](Self::schedule_new_remote) for many, with one wake.
+    pub(crate) fn schedule_new_remote_all(&self, runnables: Vec<LoopRunnable>) {
+        let mut pushed = false;
+        for runnable in runnables {
+            match self.inbox.push(QueueItem::Runnable(runnable)) {
+                Ok(()) => pushed = true,
+                // Closed: the loop has shut down; the never-polled `Send` future is
+                // dropped here, which resolves its handle as cancelled.
+                Err(item) => drop(item),
+            }
+        }
+        if pushed {
+            self.wake(0);
+            self.ensure_started();
         }
     }
 

@@ -33,6 +33,42 @@ where
     task
 }
 
+/// [`spawn_here`] for a `Send` future that may start on another loop of the group
+/// (`share_work`): its first turn is queued movable.
+fn spawn_here_movable<F>(core: &Core, shared: &Arc<Shared>, future: F, id: u64) -> Task<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    // SAFETY: on the loop's own thread (the caller has its core); the future and its
+    // output are `Send`, so whichever loop's thread polls and drops them is fine, which
+    // is also what `into_movable` asks of the fresh runnable.
+    let (runnable, task) = unsafe { task::spawn_unchecked(shared, future, Some(core), id) };
+    // SAFETY: the runnable `spawn_unchecked` just returned, for a `Send` future with a
+    // `Send` output.
+    core.local.push_movable(unsafe { runnable.into_movable() });
+    task
+}
+
+/// Spawns a `Send` future on the loop `shared` belongs to, from any thread; spawned on
+/// the loop's own thread, it may start on another loop of its group if this one is
+/// busy and that one idle (`share_work`). It stays where it is first polled.
+pub(crate) fn spawn_movable<F>(shared: &Arc<Shared>, future: F, id: u64) -> Result<Task<F::Output>, RejectedExecution>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if shared.state() >= LoopState::Shutdown {
+        return Err(RejectedExecution::new(RejectReason::Shutdown, None));
+    }
+    match context::on_own_core(shared, future, |core, future| {
+        spawn_here_movable(core, shared, future, id)
+    }) {
+        Ok(task) => Ok(task),
+        Err(future) => spawn(shared, future, id),
+    }
+}
+
 /// Admits, allocates and queues a new task, asking once which thread this is: on the
 /// loop's own thread the task goes straight into the run queue; from any other thread
 /// it is refused past `max_pending_tasks` (a spawn from elsewhere is a new submission

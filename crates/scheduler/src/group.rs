@@ -171,6 +171,9 @@ impl EventLoopGroup {
                 thread: Mutex::new(None),
             });
         }
+        // Loops that have not started a task yet hand it to an idle peer (issue 35).
+        let handles: Vec<EventLoopHandle> = slots.iter().map(|s| s.handle.clone()).collect();
+        EventLoopHandle::join_peers(&handles);
         let inner = Arc::new(Inner {
             slots,
             lazy,

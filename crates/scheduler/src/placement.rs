@@ -95,9 +95,11 @@ pub(crate) fn blocking_in_place<R>(f: impl FnOnce() -> R) -> R {
     }
     let blocked = EventLoopHandle::with_current(|l| l.map_or(0, EventLoopHandle::id));
     let _unmark = Unmark(BLOCKED_LOOP.try_with(|b| b.replace(blocked)).unwrap_or(0));
+    // The loop's tasks that have not started yet go to the group's other loops, and
+    // the loop is marked blocked so that new work avoids it (`block_in_place_scope`).
     // The task's budget does not reach into the closure (tokio stops it there): a
     // `block_on` inside gives its own future a budget per poll.
-    netloop_reactor::outside_loop(|| netloop_reactor::coop::with_unconstrained(f))
+    netloop_reactor::block_in_place_scope(|| netloop_reactor::coop::with_unconstrained(f))
 }
 
 /// How a runtime's next loop is chosen for work that leaves this thread's loop.
@@ -113,15 +115,24 @@ pub(crate) enum Next {
 /// The loop of `group` that `next` picks.
 pub(crate) fn next_of(group: &EventLoopGroup, next: Next) -> &EventLoopHandle {
     let first = group.next();
-    let blocked = match next {
-        Next::Unblocked => BLOCKED_LOOP.try_with(Cell::get).unwrap_or(0),
-        Next::RoundRobin => 0,
-    };
-    if blocked != 0 && first.id() == blocked && group.len() > 1 {
-        group.next()
-    } else {
-        first
+    if matches!(next, Next::RoundRobin) || group.len() == 1 {
+        return first;
     }
+    // Pass over loops whose thread blocks in place (this thread's among them): they
+    // run nothing until the closure returns. If every loop does, the first pick stands
+    // (`task::spawn` then runs the task on the blocking pool, see `all_blocked`).
+    let blocked_here = BLOCKED_LOOP.try_with(Cell::get).unwrap_or(0);
+    let blocked = |l: &EventLoopHandle| l.id() == blocked_here || l.is_blocked_in_place();
+    if !blocked(first) {
+        return first;
+    }
+    for _ in 1..group.len() {
+        let candidate = group.next();
+        if !blocked(candidate) {
+            return candidate;
+        }
+    }
+    first
 }
 
 /// Calls `f` with this thread's loop if there is one and `stay()` agrees (asked only

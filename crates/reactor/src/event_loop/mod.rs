@@ -70,6 +70,11 @@ struct Driver {
     /// Run around each blocking select (tokio's thread park hooks).
     on_park: Option<ParkHook>,
     on_unpark: Option<ParkHook>,
+    /// The hog check, if on (see `run_tasks::HogWatch`).
+    hog: Option<run_tasks::HogWatch>,
+    /// The `sys::busy_ticks` reading at the end of the last turn (or the start of the
+    /// pass): the start of the next turn, for the hog check.
+    last_turn_end: u64,
 }
 
 impl std::fmt::Debug for EventLoop {
@@ -117,6 +122,8 @@ impl EventLoop {
                 took_from_inbox: false,
                 on_park: b.on_park.clone(),
                 on_unpark: b.on_unpark.clone(),
+                hog: b.hog_threshold.map(run_tasks::HogWatch::new),
+                last_turn_end: 0,
             },
         })
     }
@@ -270,6 +277,10 @@ impl Driver {
         self.busy_since = sys::busy_ticks();
         self.last_execution = now;
         core.shared.published.started_at.store(now, Relaxed);
+        // Peers start out idle; a running loop is not, until it parks.
+        if let Some((peers, me)) = core.shared.peers.get() {
+            peers.set_idle(*me, false);
+        }
     }
 
     /// Adds the time since the loop was last busy from to its busy time, and publishes

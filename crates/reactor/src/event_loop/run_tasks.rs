@@ -10,7 +10,9 @@ use crate::fault::run_caught;
 use crate::queue_item::QueueItem;
 use crate::run_queue::Next;
 use crate::scheduled::{Claim, Job, PeriodFrom, ScheduledTask, Timer};
+use crate::share_work;
 use crate::shared::{LoopItem, LoopRunnable};
+use crate::sys;
 
 /// Tasks run between two reads of the clock (Netty checks every 64).
 pub(super) const CLOCK_CHECK_INTERVAL: u64 = 64;
@@ -35,7 +37,77 @@ fn run_runnable(core: &Core, runnable: LoopRunnable) {
     coop::with_budget(|| run_caught("future", || unsafe { runnable.run(core) }));
 }
 
+/// The hog check: a turn that held the loop longer than the threshold is named.
+///
+/// Each turn costs one read of `sys::busy_ticks` (the time-stamp counter on x86_64):
+/// the end of one turn is the start of the next. A turn whose tick count passes a
+/// floor that no longer turn can stay under (the counter runs at 0.5 GHz or faster)
+/// is converted to time, rarely, and compared with the threshold.
+#[derive(Clone, Copy)]
+pub(super) struct HogWatch {
+    threshold_nanos: u64,
+    floor_ticks: u64,
+}
+
+impl HogWatch {
+    pub(super) fn new(threshold: std::time::Duration) -> HogWatch {
+        let threshold_nanos = clock::nanos(threshold);
+        HogWatch {
+            threshold_nanos,
+            floor_ticks: threshold_nanos / 2,
+        }
+    }
+}
+
+/// Reports a turn of task `id` that took `ticks` if it passed the threshold.
+#[cold]
+#[inline(never)]
+fn report_hog(core: &Core, watch: HogWatch, id: u64, ticks: u64) {
+    let nanos = sys::busy_ticks_to_nanos(ticks);
+    if nanos < watch.threshold_nanos {
+        return;
+    }
+    core.shared
+        .published
+        .hog_polls
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    tracing::warn!(
+        target: "netloop::reactor",
+        loop_id = core.shared.id,
+        task_id = id,
+        poll_ms = nanos as f64 / 1e6,
+        threshold_ms = watch.threshold_nanos as f64 / 1e6,
+        "a task held its event loop for one long poll: every other task, socket and timer of \
+         the loop waited; move blocking or CPU-heavy work into `block_in_place` or `spawn_blocking`"
+    );
+}
+
 impl Driver {
+    /// A task's turn: its movable count, the hog check, then whether to give work to an
+    /// idle peer (`share_work`).
+    #[inline(always)]
+    fn run_turn(&mut self, core: &Core, runnable: LoopRunnable) {
+        if runnable.is_movable() {
+            core.local.movable.set(core.local.movable.get().saturating_sub(1));
+        }
+        match self.hog {
+            None => run_runnable(core, runnable),
+            Some(watch) => {
+                let id = runnable.id();
+                run_runnable(core, runnable);
+                let end = sys::busy_ticks();
+                let ticks = end.wrapping_sub(self.last_turn_end);
+                self.last_turn_end = end;
+                if ticks >= watch.floor_ticks && ticks < u64::MAX / 2 {
+                    report_hog(core, watch, id, ticks);
+                }
+            }
+        }
+        if core.local.movable.get() != 0 {
+            share_work::after_turn(core);
+        }
+    }
+
     /// When I/O processing starts, if the I/O ratio could use how long it takes: the
     /// task budget is looked at after every 64th task, and an event wakes at most two
     /// tasks, so with fewer than 64 tasks possibly ready the time is not read.
@@ -142,12 +214,20 @@ impl Driver {
             Some(_) => usize::MAX,
         };
         let mut ran = 0u64;
+        if self.hog.is_some() {
+            self.last_turn_end = sys::busy_ticks();
+        }
         while remaining > 0 {
             remaining -= 1;
             let next = core.local.run_queue.borrow_mut().pop();
             match next {
-                Some(Next::Runnable(runnable)) => run_runnable(core, runnable),
-                Some(other) => self.run_other(core, other),
+                Some(Next::Runnable(runnable)) => self.run_turn(core, runnable),
+                Some(other) => {
+                    self.run_other(core, other);
+                    if self.hog.is_some() {
+                        self.last_turn_end = sys::busy_ticks();
+                    }
+                }
                 None => break,
             }
             ran += 1;
@@ -164,7 +244,7 @@ impl Driver {
     #[inline(never)]
     fn run_other(&mut self, core: &Core, next: Next<LoopRunnable>) {
         match next {
-            Next::Runnable(runnable) => run_runnable(core, runnable),
+            Next::Runnable(runnable) => self.run_turn(core, runnable),
             Next::Other(item) => self.run_item(core, item),
             Next::Due(task) => self.run_scheduled(core, task),
         }

@@ -37,7 +37,16 @@ impl Driver {
         let mut blocked = None;
         // True when the loop found nothing to do: busy time stops here.
         let mut went_idle = false;
-        let polled = if self.has_tasks(core, extra_ready) {
+        let has_tasks = self.has_tasks(core, extra_ready);
+        // Idle from here (spinning, then parked) until the select returns: a busy peer
+        // may hand this loop tasks that have not started yet (`share_work`); that
+        // hand-off goes through the inbox, which the spin looks at and which wakes a
+        // parked loop.
+        let peers = shared.peers.get().filter(|_| !has_tasks);
+        if let Some((peers, me)) = peers {
+            peers.set_idle(*me, true);
+        }
+        let polled = if has_tasks {
             Some(self.selector.select(Some(Duration::ZERO)))
         } else if let Some(polled) = self.spin_for_work(core, wait_until, extra_ready) {
             Some(polled)
@@ -50,6 +59,9 @@ impl Driver {
             shared.next_wakeup.set_awake();
             polled
         };
+        if let Some((peers, me)) = peers {
+            peers.set_idle(*me, false);
+        }
         if went_idle {
             self.busy_since = sys::busy_ticks();
         }

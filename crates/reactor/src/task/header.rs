@@ -48,8 +48,9 @@ pub(super) struct Vtable {
 pub(super) struct Prefix<S> {
     pub(super) header: Header,
     /// Taken out by `dealloc` (the loop's block cache may live in it); never dropped
-    /// in place.
-    pub(super) scheduler: ManuallyDrop<S>,
+    /// in place. Written once more only by [`replace_scheduler`], before the task's
+    /// first poll, while nobody else may read it (`state::begin_move`).
+    pub(super) scheduler: UnsafeCell<ManuallyDrop<S>>,
 }
 
 /// The header at `ptr`.
@@ -67,6 +68,19 @@ pub(super) unsafe fn header<'a>(ptr: NonNull<Header>) -> &'a Header {
 /// As [`header`], and the task was allocated with scheduler type `S`.
 pub(super) unsafe fn scheduler<'a, S>(ptr: NonNull<Header>) -> &'a S {
     // SAFETY: every block starts with a `Prefix<S>` (`repr(C)`, header first) for
-    // the `S` it was allocated with; the reference keeps it alive.
-    unsafe { &ptr.cast::<Prefix<S>>().as_ref().scheduler }
+    // the `S` it was allocated with; the reference keeps it alive. The scheduler is
+    // only written by `replace_scheduler`, when no reader can exist.
+    unsafe { &*ptr.cast::<Prefix<S>>().as_ref().scheduler.get() }
+}
+
+/// Puts `new` in place of the scheduler of the task at `ptr`; returns the old one.
+///
+/// # Safety
+/// As [`scheduler`], and no reference to the scheduler is alive nor can be taken until
+/// this returns: the caller set `state::MOVING` on a task that was never polled and
+/// whose turn it holds.
+pub(super) unsafe fn replace_scheduler<S>(ptr: NonNull<Header>, new: S) -> S {
+    // SAFETY: per the contract, this is the only access to the cell meanwhile.
+    let slot = unsafe { &mut *ptr.cast::<Prefix<S>>().as_ref().scheduler.get() };
+    ManuallyDrop::into_inner(std::mem::replace(slot, ManuallyDrop::new(new)))
 }

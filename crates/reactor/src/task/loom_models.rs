@@ -319,3 +319,42 @@ fn spend_remote_wake(shared: &Shared, ptr: NonNull<Header>) {
         .fetch_and(!super::state::NOTIFIED, std::sync::atomic::Ordering::AcqRel);
     drop(task);
 }
+
+/// A task that was never polled moves to another loop (`Runnable::rebind`) while its
+/// abort handle cancels it on another thread. Either the abort comes first (the move
+/// refuses, and the abort's wake goes to the first loop) or it finds the task moving
+/// or moved (it sends no wake while `MOVING`, and the turn, wherever it runs, sees
+/// `CANCEL`). Either way the turn closes the task without polling it, and every
+/// reference is released once.
+#[test]
+fn a_move_racing_an_abort_loses_nothing() {
+    loom::model(|| {
+        let (first, second) = (shared(), shared());
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (runnable, task) = ready_task(&first, &drops);
+        // SAFETY: just spawned, and the future and its output are `Send`.
+        let runnable = unsafe { runnable.into_movable() };
+        let abort = task.abort_handle();
+        let aborter = thread::spawn(move || abort.abort());
+        // SAFETY: this thread created the task and holds its one turn: its owner.
+        let moved = unsafe { runnable.rebind(&second) };
+        aborter.join().unwrap();
+        let (runnable, owner) = match moved {
+            Ok(runnable) => (runnable, &second),
+            Err(runnable) => (runnable, &first),
+        };
+        // SAFETY: the task is alive (the turn borrows the owner's reference).
+        assert!(Arc::ptr_eq(
+            unsafe { super::header::scheduler::<Arc<Shared>>(runnable.ptr()) },
+            owner
+        ));
+        let core = crate::core::Core::new(owner.clone());
+        // SAFETY: `core` is the local half of the task's owner, on this thread alone.
+        unsafe { runnable.run(&core) };
+        assert_eq!(drops.load(SeqCst), 0, "an aborted task was polled");
+        assert!(task.is_finished());
+        drop(task);
+        drain(&first);
+        drain(&second);
+    });
+}

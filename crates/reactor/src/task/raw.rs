@@ -141,7 +141,7 @@ pub(super) fn allocate<F: Future, S: Schedule, P: Padding>(
                     prev: Cell::new(None),
                     next: Cell::new(None),
                 },
-                scheduler: ManuallyDrop::new(scheduler),
+                scheduler: UnsafeCell::new(ManuallyDrop::new(scheduler)),
             },
             stage: UnsafeCell::new(Stage::Running(future)),
         },
@@ -284,7 +284,7 @@ unsafe fn dealloc<F: Future, S: Schedule, P: Padding>(ptr: NonNull<Header>) {
     // SAFETY: the last reference is gone, so the cell is ours. The scheduler is moved
     // out first (the block cache may live in it, and this may be its last reference);
     // being `ManuallyDrop`, it is not dropped again with the rest of the cell.
-    let scheduler = unsafe { ManuallyDrop::take(&mut (*cell).head.prefix.scheduler) };
+    let scheduler = unsafe { ManuallyDrop::take((*cell).head.prefix.scheduler.get_mut()) };
     match TaskCell::<F, S, P>::CLASS {
         // SAFETY: the block came from `Box::new` in `allocate`.
         None => drop(unsafe { Box::from_raw(cell) }),

@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 use std::task::{Context, Waker};
 
 use super::Schedule;
-use super::header::{Header, header, scheduler};
+use super::header::{Header, header, replace_scheduler, scheduler};
 use super::state::{self, AfterPoll, CLOSED, COMPLETE, ref_dec, ref_dec_setting, wake_join_waker};
 use super::waker::{from_waker_data, is_task_waker, raw_waker};
 
@@ -28,12 +28,19 @@ pub struct Runnable<S: Schedule> {
     _scheduler: PhantomData<S>,
 }
 
-/// Headers are at least 8-byte aligned, so the low bit is free.
+/// Headers are at least 8-byte aligned, so the low bits are free.
 const REMOTE_TAG: usize = 1;
+/// On a local runnable: the task was spawned movable and has never been polled, so
+/// its owner may hand it to another executor ([`Runnable::rebind`]). The turns after
+/// the first are made afresh by the owner, without it.
+const MOVABLE_TAG: usize = 2;
+const TAGS: usize = REMOTE_TAG | MOVABLE_TAG;
 
-// SAFETY: a local runnable crosses threads only on its first hand-off (spawned on one
-// thread, queued on its loop), when its future is `Send` or not built yet
-// (`spawn_pinned`); after that it stays on the owner's thread. A remote runnable never
+// SAFETY: a local runnable crosses threads only before its task's first poll: on its
+// first hand-off (spawned on one thread, queued on its loop), when its future is `Send`
+// or not built yet (`spawn_pinned`), or when a movable first turn (`Send` future and
+// output) is handed to another executor by `rebind`; after the first poll it stays on
+// the owner's thread. A remote runnable never
 // touches the future or the owner-only state off the owner's thread.
 unsafe impl<S: Schedule> Send for Runnable<S> {}
 
@@ -56,7 +63,7 @@ impl<S: Schedule> Runnable<S> {
     /// The caller set `NOTIFIED` and gives the runnable a reference; the task's
     /// scheduler is an `S`.
     pub(super) unsafe fn from_notified(ptr: NonNull<Header>) -> Self {
-        const { assert!(align_of::<Header>() > REMOTE_TAG) };
+        const { assert!(align_of::<Header>() > TAGS) };
         Runnable {
             tagged: ptr.cast::<u8>().map_addr(|a| a | REMOTE_TAG),
             _scheduler: PhantomData,
@@ -64,13 +71,68 @@ impl<S: Schedule> Runnable<S> {
     }
 
     pub(super) fn ptr(&self) -> NonNull<Header> {
-        let untagged = self.tagged.as_ptr().map_addr(|a| a & !REMOTE_TAG);
+        let untagged = self.tagged.as_ptr().map_addr(|a| a & !TAGS);
         // SAFETY: the header's address is non-null and has the tag bit clear.
         unsafe { NonNull::new_unchecked(untagged.cast()) }
     }
 
     fn is_remote(&self) -> bool {
         self.tagged.addr().get() & REMOTE_TAG != 0
+    }
+
+    /// The id the task was spawned with.
+    pub fn id(&self) -> u64 {
+        // SAFETY: a runnable holds or borrows a reference.
+        unsafe { header(self.ptr()) }.id
+    }
+
+    /// True for the first turn of a task spawned movable ([`into_movable`](Self::into_movable)):
+    /// its owner may still hand it to another executor.
+    #[inline]
+    pub fn is_movable(&self) -> bool {
+        self.tagged.addr().get() & MOVABLE_TAG != 0
+    }
+
+    /// Marks the first turn of a new task as movable: its owner may hand it to another
+    /// executor of the same type before polling it ([`rebind`](Self::rebind)).
+    ///
+    /// # Safety
+    /// `self` is the local runnable [`spawn_unchecked`](super::spawn_unchecked) just
+    /// returned, for a `Send` future with a `Send` output (any executor's thread may
+    /// then poll it, and drop it).
+    pub unsafe fn into_movable(self) -> Self {
+        let this = ManuallyDrop::new(self);
+        debug_assert!(!this.is_remote());
+        Runnable {
+            tagged: this.tagged.map_addr(|a| a | MOVABLE_TAG),
+            _scheduler: PhantomData,
+        }
+    }
+
+    /// Hands a movable first turn to the executor `to`: from now on the task belongs to
+    /// `to` (its wakes go there, its future is polled there), and the caller queues the
+    /// runnable there (say, through `to`'s remote queue). Gives the runnable back
+    /// unchanged if the task cannot move: it is not movable, or a cancel or a wake has
+    /// reached it (a thread may be reading its scheduler).
+    ///
+    /// # Safety
+    /// On the task's owner's thread (the one whose queue held the runnable).
+    pub unsafe fn rebind(self, to: &S) -> Result<Self, Self> {
+        if !self.is_movable() {
+            return Err(self);
+        }
+        let ptr = self.ptr();
+        // SAFETY: the runnable borrows the owner's reference.
+        let h = unsafe { header(ptr) };
+        if !state::begin_move(h) {
+            return Err(self);
+        }
+        // SAFETY: `MOVING` is set on a task never polled (so no waker exists) whose one
+        // turn is `self`: nobody reads the scheduler until `end_move`. The old value is
+        // dropped here, on its owner's thread.
+        drop(unsafe { replace_scheduler::<S>(ptr, to.clone()) });
+        state::end_move(h);
+        Ok(self)
     }
 
     /// Polls the task once on its owner's thread, whose local half is `local`. A task

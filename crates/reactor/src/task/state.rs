@@ -6,8 +6,11 @@
 //!   and turns on the owner's thread touch only this half, with plain loads and stores.
 //! - `state` (`AtomicUsize`) holds what other threads need: the reference count, the
 //!   outcome ([`COMPLETE`] / [`CLOSED`]), the join handle's handshake ([`HANDLE`],
-//!   [`JOIN_WAKER`]), a pending remote wake ([`NOTIFIED`]) and a cancel request
-//!   ([`CANCEL`]).
+//!   [`JOIN_WAKER`]), a pending remote wake ([`NOTIFIED`]), a cancel request
+//!   ([`CANCEL`]) and a move to another executor before the first poll ([`MOVING`]).
+//!   A task moves with its `local` half untouched (it is queued, never polled): the
+//!   runnable's hand-off through the new owner's queue orders the old owner's writes
+//!   before the new owner's reads.
 //!
 //! # References
 //!
@@ -37,8 +40,12 @@ pub(super) const JOIN_WAKER: usize = 1 << 3;
 pub(super) const NOTIFIED: usize = 1 << 4;
 /// The handle was dropped without `detach`, or aborted: drop the future at the next turn.
 pub(super) const CANCEL: usize = 1 << 5;
+/// The owner of a task that was never polled is handing it to another executor
+/// (`Runnable::rebind`): its scheduler is being rewritten, so nobody else may read it.
+/// A cancel that lands meanwhile sends no wake (the moving turn will see `CANCEL`).
+pub(super) const MOVING: usize = 1 << 6;
 /// One reference.
-pub(super) const REF_ONE: usize = 1 << 6;
+pub(super) const REF_ONE: usize = 1 << 7;
 /// Either outcome: nothing will run again.
 pub(super) const FINAL: usize = COMPLETE | CLOSED;
 
@@ -178,8 +185,35 @@ pub(super) fn notify_remote(h: &Header, owned: bool) -> bool {
 
 /// Sets CANCEL. True the first time on a live task: the caller then gives the owner a
 /// turn of the task, where it sees CANCEL and drops the future.
+///
+/// Not while the task is [`MOVING`]: its one turn is then in the mover's hands, queued,
+/// and will see `CANCEL` where it lands; a wake would read the scheduler being rewritten.
 pub(super) fn request_cancel(h: &Header) -> bool {
-    h.state.fetch_or(CANCEL, AcqRel) & (FINAL | CANCEL) == 0
+    h.state.fetch_or(CANCEL, AcqRel) & (FINAL | CANCEL | MOVING) == 0
+}
+
+/// The owner starts moving a never-polled, queued task to another executor. True if it
+/// may: no cancel, wake or outcome has touched the task, so no other thread reads its
+/// scheduler now, and none will until [`end_move`] (a cancel seeing `MOVING` sends no
+/// wake; a never-polled task has no waker to be woken through).
+pub(super) fn begin_move(h: &Header) -> bool {
+    let mut cur = h.state.load(Relaxed);
+    loop {
+        if cur & (FINAL | NOTIFIED | CANCEL | MOVING) != 0 {
+            return false;
+        }
+        // Only references and the handle's bits can change meanwhile.
+        match h.state.compare_exchange_weak(cur, cur | MOVING, Acquire, Relaxed) {
+            Ok(_) => return true,
+            Err(actual) => cur = actual,
+        }
+    }
+}
+
+/// The move is over: the new scheduler is written, and a cancel that sees `MOVING`
+/// cleared (it acquires the state word) sees that scheduler too.
+pub(super) fn end_move(h: &Header) {
+    h.state.fetch_and(!MOVING, Release);
 }
 
 /// The references counted in a `state` value.

@@ -296,6 +296,16 @@ impl Builder {
         self
     }
 
+    /// netloop: a task whose single poll holds its loop longer than this is named in a
+    /// `tracing` warning (target `netloop::reactor`, with its task id) and counted in
+    /// the loop's metrics (`LoopMetrics::hog_polls`). Default 10 ms; `None` turns the
+    /// check off. See
+    /// [`EventLoopBuilder::hog_threshold`](netloop_reactor::EventLoopBuilder::hog_threshold).
+    pub fn hog_threshold(&mut self, threshold: Option<Duration>) -> &mut Self {
+        self.event_loop.hog_threshold(threshold);
+        self
+    }
+
     /// netloop: bound on each loop's inbox (default unbounded, floor 16).
     pub fn max_pending_tasks(&mut self, n: usize) -> &mut Self {
         self.event_loop.max_pending_tasks(n);

@@ -16,7 +16,6 @@ use crate::group::EventLoopGroup;
 use crate::placement::spawn_loop_of;
 use crate::shared::{RuntimeFlavor, Shared};
 use crate::task::JoinHandle;
-use crate::task::spawn::spawn_on;
 
 /// A handle to a runtime: spawn onto it, enter it, block on it (tokio's `Handle`).
 ///
@@ -115,7 +114,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        spawn_on(spawn_loop_of(&self.inner.group), future)
+        crate::task::spawn::spawn_movable(spawn_loop_of(&self.inner.group), future, Some(&self.inner))
     }
 
     /// Runs a blocking closure on the blocking pool.

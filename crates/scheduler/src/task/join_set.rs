@@ -11,7 +11,7 @@ use super::error::JoinError;
 use super::id::Id;
 use super::join::{AbortHandle, JoinHandle};
 use super::local::LocalSet;
-use super::spawn::{spawn_local_with_id, spawn_with};
+use super::spawn::{spawn_local_with_id, spawn_movable_with};
 use crate::blocking::BlockingPool;
 use crate::context;
 use crate::placement::{spawn_loop_of, with_spawn_loop};
@@ -258,7 +258,7 @@ impl<T: Send + 'static> JoinSet<T> {
             finished: self.finished.clone(),
             id,
         };
-        let handle = spawn_with(
+        let handle = spawn_movable_with(
             event_loop,
             async move {
                 let _done = done;

@@ -1,6 +1,7 @@
 //! Spawning futures onto loops.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use netloop_reactor::{EventLoopHandle, SpawnLocalError};
 
@@ -18,6 +19,68 @@ where
     F::Output: Send + 'static,
 {
     spawn_with(event_loop, future, Id::next())
+}
+
+/// Spawns `future` as `task::spawn` does: on `event_loop`, but free to start on
+/// another loop of its group while it has not been polled (see `docs/affinity.md`).
+/// When every loop of the runtime blocks in place, it runs on the blocking pool
+/// instead, so that it is not left waiting for the closures that may wait for it.
+/// `runtime`: the runtime spawned onto, if the caller knows it (else the current one).
+///
+/// tokio's `rt_threaded::blocking` spawns 1,000 tasks while every worker blocks in
+/// place, and waits for them before the blocks end: placed on a loop, they would wait
+/// for those blocks.
+pub(crate) fn spawn_movable<F>(
+    event_loop: &EventLoopHandle,
+    future: F,
+    runtime: Option<&Arc<crate::shared::Shared>>,
+) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if event_loop.group_blocked_in_place()
+        && let Some(rt) = runtime.cloned().or_else(|| context::current().ok())
+    {
+        let pool = rt.blocking.clone();
+        return pool.spawn(move || {
+            let _context = context::set(rt);
+            park_on(future)
+        });
+    }
+    spawn_movable_with(event_loop, future, Id::next())
+}
+
+/// Runs `future` to completion on this (blocking-pool) thread, parking it while the
+/// future waits: the fallback of [`spawn_movable`] when no loop can take a task.
+fn park_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        std::thread::park();
+    }
+}
+
+/// [`spawn_movable`] with the task id chosen by the caller.
+pub(crate) fn spawn_movable_with<F>(event_loop: &EventLoopHandle, future: F, id: Id) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    joined(event_loop.spawn_movable_with_id(id.as_u64(), identify(future, id)), id)
 }
 
 /// `spawn_on` with the task id chosen by the caller (who needs it first).
@@ -40,8 +103,9 @@ fn joined<T: 'static, E>(spawned: Result<netloop_reactor::Task<WithId<T>>, E>, i
 
 /// Spawns a `Send` future (tokio's `task::spawn`).
 ///
-/// Called on an event loop, the task stays on that loop for life; called elsewhere in a
-/// runtime's context, it goes to the runtime's next loop. One exception spreads
+/// Called on an event loop, the task is queued on that loop, and an idle loop of the
+/// runtime may take it before it starts; wherever it is first polled, it stays for
+/// life. Called elsewhere in a runtime's context, it goes to the runtime's next loop. One exception spreads
 /// connections as Netty does: the first spawn by a task after it accepted a connection
 /// goes to the runtime's next loop (see `docs/affinity.md`). Panics outside a runtime.
 /// After shutdown the returned handle resolves to a cancelled [`JoinError`](super::JoinError).
@@ -66,7 +130,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    with_spawn_loop(|event_loop| spawn_on(event_loop, future))
+    with_spawn_loop(|event_loop| spawn_movable(event_loop, future, None))
 }
 
 /// Spawns a `!Send` future on the current event loop (tokio's `task::spawn_local`).

@@ -1,0 +1,132 @@
+//! Parallel spawns (issue 35) on netloop and tokio, from the same source
+//! (`benches/parallel_shapes.rs`), each on a 2-worker runtime:
+//!
+//! - fan-out: a task spawns 4 CPU jobs of 100 ms and awaits them; and 1,000 jobs of 50 µs;
+//! - dispatcher: a task receives 8 jobs of 100 ms on a channel and spawns each; and
+//!   1,000 jobs of 50 µs;
+//! - lateness: 200 light tasks sleep 2 ms in a loop beside one task doing 10 bursts of
+//!   50 ms of work, all spawned from one task (p99 of how late the sleeps wake); the
+//!   same with each burst inside `block_in_place`;
+//! - blocked: both workers block in place, then 1,000 tasks are spawned from outside
+//!   (tokio's `rt_threaded::blocking`): time until all ran.
+//!
+//! ```sh
+//! cargo run --release -p netloop-benches --example parallel_report        # 5 rounds
+//! cargo run --release -p netloop-benches --example parallel_report -- 3   # 3 rounds
+//! ```
+//!
+//! The runtimes alternate round by round; each row prints the median and the spread
+//! (lowest to highest) of each, and netloop's median over tokio's.
+
+use std::time::Duration;
+
+mod on_netloop {
+    #![allow(dead_code)]
+    use netloop as rt;
+    include!("../parallel_shapes.rs");
+}
+
+mod on_tokio {
+    #![allow(dead_code)]
+    use tokio as rt;
+    include!("../parallel_shapes.rs");
+}
+
+type Run<R> = fn(&R) -> Duration;
+
+struct Shape {
+    name: &'static str,
+    netloop: Run<netloop::runtime::Runtime>,
+    tokio: Run<tokio::runtime::Runtime>,
+}
+
+fn ms(d: Duration) -> String {
+    if d == Duration::MAX {
+        "hangs".into()
+    } else {
+        format!("{:.1}", d.as_secs_f64() * 1e3)
+    }
+}
+
+fn summary(mut v: Vec<Duration>) -> (Duration, Duration, Duration) {
+    v.sort();
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+const MS100: Duration = Duration::from_millis(100);
+const SMALL: Duration = Duration::from_micros(50);
+const NAP: Duration = Duration::from_millis(2);
+const BURST: Duration = Duration::from_millis(50);
+
+fn main() {
+    let rounds: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let shapes = [
+        Shape {
+            name: "fan-out: 4 jobs of 100 ms (ms)",
+            netloop: |rt| on_netloop::fan_out(rt, 4, MS100),
+            tokio: |rt| on_tokio::fan_out(rt, 4, MS100),
+        },
+        Shape {
+            name: "dispatcher: 8 jobs of 100 ms (ms)",
+            netloop: |rt| on_netloop::dispatcher(rt, 8, MS100),
+            tokio: |rt| on_tokio::dispatcher(rt, 8, MS100),
+        },
+        Shape {
+            name: "fan-out: 1,000 jobs of 50 µs (ms)",
+            netloop: |rt| on_netloop::fan_out(rt, 1000, SMALL),
+            tokio: |rt| on_tokio::fan_out(rt, 1000, SMALL),
+        },
+        Shape {
+            name: "dispatcher: 1,000 jobs of 50 µs (ms)",
+            netloop: |rt| on_netloop::dispatcher(rt, 1000, SMALL),
+            tokio: |rt| on_tokio::dispatcher(rt, 1000, SMALL),
+        },
+        Shape {
+            name: "lateness p99 beside a hog (ms)",
+            netloop: |rt| on_netloop::lateness_beside_hog(rt, 200, NAP, 10, BURST, false),
+            tokio: |rt| on_tokio::lateness_beside_hog(rt, 200, NAP, 10, BURST, false),
+        },
+        Shape {
+            name: "lateness p99 beside a hog in block_in_place (ms)",
+            netloop: |rt| on_netloop::lateness_beside_hog(rt, 200, NAP, 10, BURST, true),
+            tokio: |rt| on_tokio::lateness_beside_hog(rt, 200, NAP, 10, BURST, true),
+        },
+        Shape {
+            name: "1,000 spawns while both workers block in place (ms)",
+            netloop: |rt| on_netloop::spawns_while_blocked(rt, 1000),
+            tokio: |rt| on_tokio::spawns_while_blocked(rt, 1000),
+        },
+    ];
+    println!("| shape | netloop median (range) | tokio median (range) | netloop / tokio |");
+    println!("|---|---|---|---|");
+    for shape in &shapes {
+        let (mut nl, mut tk) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            // A fresh runtime per run: no run inherits another's warm loops.
+            let rt = on_netloop::two_workers();
+            nl.push((shape.netloop)(&rt));
+            drop(rt);
+            let rt = on_tokio::two_workers();
+            tk.push((shape.tokio)(&rt));
+            drop(rt);
+        }
+        let (n, n_lo, n_hi) = summary(nl);
+        let (t, t_lo, t_hi) = summary(tk);
+        let ratio = if n == Duration::MAX {
+            "-".to_string()
+        } else {
+            format!("{:.2}", n.as_secs_f64() / t.as_secs_f64())
+        };
+        println!(
+            "| {} | {} ({}–{}) | {} ({}–{}) | {} |",
+            shape.name,
+            ms(n),
+            ms(n_lo),
+            ms(n_hi),
+            ms(t),
+            ms(t_lo),
+            ms(t_hi),
+            ratio
+        );
+    }
+}

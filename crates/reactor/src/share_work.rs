@@ -1,0 +1,137 @@
+//! Tasks that have not started yet move to idle loops (issue 35).
+//!
+//! A task's first turn, when its future is `Send` and it was spawned with `spawn` on
+//! its loop's thread, is *movable* (`Runnable::into_movable`): no loop has polled it,
+//! so it has no sockets, timers or wakers yet, and it may start on any loop. From its
+//! first poll on it stays on the loop that polled it: its wakes go there for life.
+//!
+//! The owner gives, nobody steals: only the loop's own thread ever touches its run
+//! queue, so the queue stays free of atomic operations. A loop gives
+//! - after a task's turn, if movable tasks are queued, something else is queued too (so
+//!   the next one would wait), and another loop of the group is parked: half its
+//!   movable tasks, newest first, to that loop ([`after_turn`]). A chain of spawns
+//!   (each task spawns the next and ends) never has two tasks queued, and stays put;
+//! - on entering `block_in_place`: every movable task, spread over the group's other
+//!   loops, since this one runs nothing until the closure returns ([`enter_blocking`]).
+//!
+//! Moving a task rewrites its scheduler (`Runnable::rebind`), which a concurrent
+//! cancel would read: a task that a cancel or a wake has reached stays.
+
+use std::sync::Arc;
+
+use crate::context;
+use crate::core::Core;
+use crate::peers::Peers;
+use crate::shared::{LoopRunnable, Shared};
+
+/// Called after a turn while `core.local.movable` is non-zero; see the module docs.
+#[inline]
+pub(crate) fn after_turn(core: &Core) {
+    let Some((peers, me)) = core.shared.peers.get() else {
+        return;
+    };
+    if core.local.run_queue_len() < 2 || !peers.any_idle_but(*me) {
+        return;
+    }
+    give_to_idle(core, peers, *me);
+}
+
+#[cold]
+fn give_to_idle(core: &Core, peers: &Peers<Shared>, me: usize) {
+    let Some((_, taker)) = peers.claim_idle(me) else {
+        return;
+    };
+    let half = core.local.movable.get().div_ceil(2);
+    give(core, &taker, half);
+}
+
+/// Moves up to `n` movable runnables from the back of the run queue to `taker`'s
+/// inbox; returns how many moved. One that cannot move goes back to the run queue.
+fn give(core: &Core, taker: &Arc<Shared>, n: usize) -> usize {
+    let taken = core
+        .local
+        .run_queue
+        .borrow_mut()
+        .take_last_runnables(n, LoopRunnable::is_movable);
+    core.local
+        .movable
+        .set(core.local.movable.get().saturating_sub(taken.len()));
+    let mut moved = Vec::with_capacity(taken.len());
+    for runnable in taken {
+        // SAFETY: this is the thread of the loop whose run queue held the runnable.
+        match unsafe { runnable.rebind(taker) } {
+            Ok(runnable) => moved.push(runnable),
+            Err(runnable) => core.local.push_movable(runnable),
+        }
+    }
+    let count = moved.len();
+    taker.schedule_new_remote_all(moved);
+    count
+}
+
+/// What [`enter_blocking`] marked: undone by [`leave_blocking`].
+pub(crate) struct Blocked {
+    peers: Arc<Peers<Shared>>,
+    me: usize,
+}
+
+/// This loop's thread is about to block in place: marks the loop blocked (new work
+/// avoids it) and hands every movable task to the group's other loops, idle ones
+/// first, then round-robin over those not blocked. `None` for a loop without peers.
+pub(crate) fn enter_blocking(core: &Core) -> Option<Blocked> {
+    let (peers, me) = core.shared.peers.get()?;
+    let (peers, me) = (peers.clone(), *me);
+    peers.set_blocked(me, true);
+    let mut left = core.local.movable.get();
+    let mut next = me;
+    let mut tries = 0;
+    while left > 0 && tries < 2 * peers.len() {
+        tries += 1;
+        let (taker, share) = match peers.claim_idle(me) {
+            // An idle taker gets half of what is left, so that others get some too.
+            Some((_, taker)) => (taker, left.div_ceil(2)),
+            None => {
+                next = (next + 1) % peers.len();
+                if next == me || peers.is_blocked(next) {
+                    continue;
+                }
+                match peers.member(next) {
+                    Some(taker) => (taker, left),
+                    None => continue,
+                }
+            }
+        };
+        let moved = give(core, &taker, share);
+        if moved == 0 {
+            break;
+        }
+        left = left.saturating_sub(moved);
+    }
+    Some(Blocked { peers, me })
+}
+
+/// The closure of `block_in_place` returned: the loop takes work again.
+pub(crate) fn leave_blocking(blocked: Blocked) {
+    blocked.peers.set_blocked(blocked.me, false);
+}
+
+/// Runs `f`, blocking work, on a loop thread as `block_in_place` does: the loop is
+/// marked blocked and its movable tasks go to the other loops of its group
+/// ([`enter_blocking`]), then `f` runs outside the loop ([`context::outside_loop`]), so
+/// what it submits takes the cross-thread path. The mark goes when `f` returns or
+/// panics. Off every loop it only runs `f`.
+///
+/// Tasks this loop has already polled wait for `f` (they are bound to this thread);
+/// so do its timers and sockets.
+pub fn block_in_place_scope<R>(f: impl FnOnce() -> R) -> R {
+    struct Unmark(Option<Blocked>);
+    impl Drop for Unmark {
+        fn drop(&mut self) {
+            if let Some(blocked) = self.0.take() {
+                leave_blocking(blocked);
+            }
+        }
+    }
+    let _unmark = Unmark(context::with_core(|core| core.and_then(enter_blocking)));
+    context::outside_loop(f)
+}

@@ -1,0 +1,250 @@
+//! Issue 35: `spawn` is parallel (a task that has not started may move to an idle
+//! loop), while a task keeps, from its first poll, the loop that polled it.
+
+use std::collections::HashSet;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Barrier, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use netloop_scheduler::runtime::{Builder, Handle, Runtime, worker_index};
+use netloop_scheduler::task;
+
+/// Runs `f` on its own thread and fails the test if it takes longer than `limit`.
+fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out,
+        Err(_) => panic!("timed out after {limit:?}"),
+    }
+}
+
+fn runtime(workers: usize) -> Runtime {
+    Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn spin(d: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < d {
+        std::hint::spin_loop();
+    }
+}
+
+#[test]
+fn a_fan_out_from_one_task_uses_both_loops() {
+    let (loops, took) = within(Duration::from_secs(20), || {
+        let rt = runtime(2);
+        rt.block_on(async {
+            task::spawn(async {
+                let start = Instant::now();
+                let jobs: Vec<_> = (0..2)
+                    .map(|_| {
+                        task::spawn(async {
+                            spin(Duration::from_millis(200));
+                            worker_index()
+                        })
+                    })
+                    .collect();
+                let mut loops = HashSet::new();
+                for job in jobs {
+                    loops.insert(job.await.unwrap());
+                }
+                (loops, start.elapsed())
+            })
+            .await
+            .unwrap()
+        })
+    });
+    assert_eq!(loops.len(), 2, "both jobs ran on {loops:?}");
+    assert!(took < Duration::from_millis(360), "two 200 ms jobs took {took:?}");
+}
+
+#[test]
+fn a_polled_task_never_changes_loop_while_others_move() {
+    let moved = within(Duration::from_secs(30), || {
+        let rt = runtime(2);
+        rt.block_on(async {
+            task::spawn(async {
+                let moved = Arc::new(AtomicUsize::new(0));
+                let mut tasks = Vec::new();
+                for round in 0..20 {
+                    // Fresh work keeps arriving, so idle loops keep taking some.
+                    for _ in 0..10 {
+                        let moved = moved.clone();
+                        tasks.push(task::spawn(async move {
+                            let home = worker_index();
+                            for i in 0..50 {
+                                if i % 10 == 0 {
+                                    spin(Duration::from_micros(200));
+                                }
+                                task::yield_now().await;
+                                if worker_index() != home {
+                                    moved.fetch_add(1, Relaxed);
+                                }
+                            }
+                            home
+                        }));
+                    }
+                    if round % 2 == 0 {
+                        task::yield_now().await;
+                    }
+                }
+                let mut homes = HashSet::new();
+                for t in tasks {
+                    homes.insert(t.await.unwrap());
+                }
+                assert_eq!(homes.len(), 2, "the tasks started on both loops: {homes:?}");
+                moved.load(Relaxed)
+            })
+            .await
+            .unwrap()
+        })
+    });
+    assert_eq!(moved, 0, "polled tasks changed loop");
+}
+
+#[test]
+fn spawn_local_and_spawn_on_never_move() {
+    let wrong = within(Duration::from_secs(20), || {
+        let rt = runtime(2);
+        rt.block_on(async {
+            task::spawn(async {
+                let here = worker_index();
+                let first = Handle::current().event_loops().get(0).unwrap().clone();
+                let mut locals = Vec::new();
+                let mut pinned = Vec::new();
+                for _ in 0..50 {
+                    locals.push(task::spawn_local(async {
+                        spin(Duration::from_micros(500));
+                        worker_index()
+                    }));
+                    pinned.push(task::spawn_on(&first, async {
+                        spin(Duration::from_micros(500));
+                        worker_index()
+                    }));
+                }
+                let mut wrong = 0;
+                for l in locals {
+                    wrong += usize::from(l.await.unwrap() != here);
+                }
+                for p in pinned {
+                    wrong += usize::from(p.await.unwrap() != Some(0));
+                }
+                wrong
+            })
+            .await
+            .unwrap()
+        })
+    });
+    assert_eq!(wrong, 0);
+}
+
+/// tokio's `rt_threaded::blocking`: every worker blocks in place, then 1,000 tasks are
+/// spawned from outside and must all run before the blocks end.
+#[test]
+fn spawns_complete_while_every_loop_blocks_in_place() {
+    within(Duration::from_secs(60), || {
+        const NUM: usize = 1_000;
+        for _ in 0..3 {
+            let (tx, rx) = mpsc::channel();
+            let rt = runtime(4);
+            let cnt = Arc::new(AtomicUsize::new(0));
+            let block = Arc::new(Barrier::new(5));
+            for _ in 0..4 {
+                let block = block.clone();
+                rt.spawn(async move {
+                    task::block_in_place(move || {
+                        block.wait();
+                        block.wait();
+                    })
+                });
+            }
+            block.wait();
+            for _ in 0..NUM {
+                let cnt = cnt.clone();
+                let tx = tx.clone();
+                rt.spawn(async move {
+                    if NUM == cnt.fetch_add(1, Relaxed) + 1 {
+                        tx.send(()).unwrap();
+                    }
+                });
+            }
+            rx.recv().unwrap();
+            block.wait();
+        }
+    });
+}
+
+/// The tasks a loop queued but never polled go to the other loop when it blocks in
+/// place.
+#[test]
+fn block_in_place_hands_queued_tasks_to_the_other_loop() {
+    let (blocker, others) = within(Duration::from_secs(20), || {
+        let rt = runtime(2);
+        rt.block_on(async {
+            task::spawn(async {
+                let jobs: Vec<_> = (0..8).map(|_| task::spawn(async { worker_index() })).collect();
+                // Still on this loop's queue: this task has not yielded.
+                let blocker = worker_index();
+                let start = Instant::now();
+                task::block_in_place(|| {
+                    while start.elapsed() < Duration::from_millis(300) {
+                        thread::sleep(Duration::from_millis(5));
+                    }
+                });
+                let mut others = HashSet::new();
+                for j in jobs {
+                    others.insert(j.await.unwrap());
+                }
+                (blocker, others)
+            })
+            .await
+            .unwrap()
+        })
+    });
+    assert!(
+        !others.contains(&blocker),
+        "jobs ran on {others:?}, the blocked loop is {blocker:?}"
+    );
+}
+
+#[test]
+fn a_30ms_poll_is_counted_as_a_hog() {
+    let hogs = within(Duration::from_secs(20), || {
+        let rt = Builder::new_multi_thread()
+            .worker_threads(1)
+            .hog_threshold(Some(Duration::from_millis(10)))
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            task::spawn(async { spin(Duration::from_millis(30)) }).await.unwrap();
+            task::spawn(async { spin(Duration::from_millis(1)) }).await.unwrap();
+        });
+        rt.handle().event_loops().get(0).unwrap().metrics().hog_polls
+    });
+    assert_eq!(hogs, 1);
+}
+
+#[test]
+fn the_hog_check_can_be_turned_off() {
+    let hogs = within(Duration::from_secs(20), || {
+        let rt = Builder::new_multi_thread()
+            .worker_threads(1)
+            .hog_threshold(None)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            task::spawn(async { spin(Duration::from_millis(30)) }).await.unwrap();
+        });
+        rt.handle().event_loops().get(0).unwrap().metrics().hog_polls
+    });
+    assert_eq!(hogs, 0);
+}
