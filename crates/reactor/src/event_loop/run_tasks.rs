@@ -87,11 +87,20 @@ impl Driver {
     /// idle peer (`share_work`).
     #[inline(always)]
     fn run_turn(&mut self, core: &Core, runnable: LoopRunnable) {
-        if runnable.is_movable() {
+        let first_of_movable = runnable.is_movable();
+        if first_of_movable {
             core.local.movable.set(core.local.movable.get().saturating_sub(1));
         }
-        match self.hog {
-            None => run_runnable(core, runnable),
+        let ticks = match self.hog {
+            None if first_of_movable && core.local.movable.get() > share_work::SMALL_BURST => {
+                let start = sys::busy_ticks();
+                run_runnable(core, runnable);
+                sys::busy_ticks().wrapping_sub(start)
+            }
+            None => {
+                run_runnable(core, runnable);
+                0
+            }
             Some(watch) => {
                 let id = runnable.id();
                 run_runnable(core, runnable);
@@ -101,10 +110,14 @@ impl Driver {
                 if ticks >= watch.floor_ticks && ticks < u64::MAX / 2 {
                     report_hog(core, watch, id, ticks);
                 }
+                ticks
             }
-        }
+        };
         if core.local.movable.get() != 0 {
-            share_work::after_turn(core);
+            share_work::after_turn(
+                core,
+                first_of_movable && (share_work::LONG_TURN_TICKS..u64::MAX / 2).contains(&ticks),
+            );
         }
     }
 
