@@ -21,7 +21,6 @@
 
 use std::sync::Arc;
 
-use crate::context;
 use crate::core::Core;
 use crate::peers::Peers;
 use crate::shared::{LoopRunnable, Shared};
@@ -134,25 +133,4 @@ pub(crate) fn enter_blocking(core: &Core) -> Option<Blocked> {
 /// The closure of `block_in_place` returned: the loop takes work again.
 pub(crate) fn leave_blocking(blocked: Blocked) {
     blocked.peers.set_blocked(blocked.me, false);
-}
-
-/// Runs `f`, blocking work, on a loop thread as `block_in_place` does: the loop is
-/// marked blocked and its movable tasks go to the other loops of its group
-/// ([`enter_blocking`]), then `f` runs outside the loop ([`context::outside_loop`]), so
-/// what it submits takes the cross-thread path. The mark goes when `f` returns or
-/// panics. Off every loop it only runs `f`.
-///
-/// Tasks this loop has already polled wait for `f` (they are bound to this thread);
-/// so do its timers and sockets.
-pub fn block_in_place_scope<R>(f: impl FnOnce() -> R) -> R {
-    struct Unmark(Option<Blocked>);
-    impl Drop for Unmark {
-        fn drop(&mut self) {
-            if let Some(blocked) = self.0.take() {
-                leave_blocking(blocked);
-            }
-        }
-    }
-    let _unmark = Unmark(context::with_core(|core| core.and_then(enter_blocking)));
-    context::outside_loop(f)
 }

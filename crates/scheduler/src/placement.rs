@@ -102,7 +102,15 @@ pub(crate) fn blocking_in_place<R>(f: impl FnOnce() -> R) -> R {
     // the loop is marked blocked so that new work avoids it (`block_in_place_scope`).
     // The task's budget does not reach into the closure (tokio stops it there): a
     // `block_on` inside gives its own future a budget per poll.
-    netloop_reactor::block_in_place_scope(|| netloop_reactor::coop::with_unconstrained(f))
+    // Meanwhile a stand-in thread runs the loop's other `Send` tasks, in this runtime's
+    // context.
+    let wrap = context::current().ok().map(|rt| -> netloop_reactor::StandInContext {
+        Box::new(move |body: &mut dyn FnMut()| {
+            let _context = context::set(rt);
+            body();
+        })
+    });
+    netloop_reactor::block_in_place_scope(wrap, || netloop_reactor::coop::with_unconstrained(f))
 }
 
 /// How a runtime's next loop is chosen for work that leaves this thread's loop.

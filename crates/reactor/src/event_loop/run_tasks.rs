@@ -31,7 +31,7 @@ fn task_time_is_up(start: Option<u64>, budget: Option<u64>) -> bool {
 
 /// A task's turn, under a fresh cooperative budget; a panic that escapes the task (it
 /// catches its future's own) is logged and the loop goes on.
-fn run_runnable(core: &Core, runnable: LoopRunnable) {
+pub(super) fn run_runnable(core: &Core, runnable: LoopRunnable) {
     // SAFETY: every runnable in a loop's queues is a turn of one of its own tasks, and
     // `core` is that loop's, driven by this thread.
     coop::with_budget(|| run_caught("future", || unsafe { runnable.run(core) }));
@@ -172,7 +172,7 @@ impl Driver {
     }
 
     /// Moves due scheduled tasks into the run queue; timer wakes fire directly.
-    fn fetch_from_scheduled(&mut self, core: &Core, now: u64) {
+    pub(super) fn fetch_from_scheduled(core: &Core, now: u64) {
         loop {
             let due = core.local.scheduled.borrow_mut().pop_due(now);
             let mut task = match due {
@@ -220,7 +220,7 @@ impl Driver {
                 .now_from(start.unwrap_or_else(clock::now))
                 .max(core.local.timer_now.get());
             core.local.timer_now.set(timer_now);
-            self.fetch_from_scheduled(core, timer_now);
+            Self::fetch_from_scheduled(core, timer_now);
         }
         let mut remaining = match budget {
             None => core.local.run_queue_len(),
