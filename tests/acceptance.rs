@@ -241,16 +241,25 @@ fn affinity_over_10k_spawns() {
                     let mut wrong = 0usize;
                     let mut children = Vec::with_capacity(PER_LOOP);
                     for i in 0..PER_LOOP {
-                        let event_loop = event_loop.clone();
-                        let check = move || thread::current().id() == home && event_loop.in_event_loop();
-                        // Every way of spawning from inside a loop keeps the task there.
+                        let here = event_loop.clone();
+                        let check = move || thread::current().id() == home && here.in_event_loop();
+                        // `spawn_local` and `spawn_on` keep the task on the loop; a task
+                        // from `spawn` may start on the other loop (issue 35), but keeps
+                        // the loop that first polled it, across yields.
                         children.push(match i % 3 {
-                            0 => netloop::spawn(async move { check() }),
-                            1 => netloop::runtime::Handle::current().spawn(async move { check() }),
+                            0 => task::spawn_local(async move { check() }),
+                            1 => task::spawn_on(&event_loop, async move { check() }),
                             _ => netloop::spawn(async move {
-                                // And across a yield, and for a grandchild.
-                                task::yield_now().await;
-                                check() && netloop::spawn(async move { check() }).await.unwrap()
+                                let first = thread::current().id();
+                                let started = netloop::runtime::worker_index();
+                                for _ in 0..3 {
+                                    task::yield_now().await;
+                                }
+                                thread::current().id() == first
+                                    && netloop::runtime::worker_index() == started
+                                    && task::spawn_local(async move { thread::current().id() == first })
+                                        .await
+                                        .unwrap()
                             }),
                         });
                     }
@@ -274,7 +283,7 @@ fn affinity_over_10k_spawns() {
         for (home, wrong) in results {
             assert_eq!(
                 wrong, 0,
-                "{wrong} of {PER_LOOP} tasks spawned on the loop of {home:?} ran elsewhere"
+                "{wrong} of {PER_LOOP} tasks spawned on the loop of {home:?} ran elsewhere or changed loop"
             );
         }
     });

@@ -114,11 +114,10 @@ pub use error::{
     AwaitTerminationError, ConfigError, DriveError, LoopShutDown, RejectReason, RejectedExecution, ScheduleError,
     SpawnLocalError, is_loop_shut_down,
 };
-pub use event_loop::EventLoop;
+pub use event_loop::{EventLoop, StandInContext, block_in_place_scope};
 pub use handle::{EventLoopHandle, ScheduledHandle};
 pub use metrics::LoopMetrics;
 pub use scheduled::{TimerKey, TimerRegistration, TimerState};
-pub use share_work::block_in_place_scope;
 pub use tail::TailTaskHandle;
 pub use task::{AbortHandle, FallibleTask, Task};
 pub use termination::TerminationFuture;

@@ -8,9 +8,11 @@
 //! The owner gives, nobody steals: only the loop's own thread ever touches its run
 //! queue, so the queue stays free of atomic operations. A loop gives
 //! - after a task's turn, if movable tasks are queued, something else is queued too (so
-//!   the next one would wait), and another loop of the group is parked: half its
-//!   movable tasks, newest first, to that loop ([`after_turn`]). A chain of spawns
-//!   (each task spawns the next and ends) never has two tasks queued, and stays put;
+//!   the next one would wait), and another loop of the group is idle (spinning or
+//!   parked): half its movable tasks, newest first, to that loop ([`after_turn`]);
+//!   for a burst of more than [`SMALL_BURST`], only once one of them has run long. A
+//!   chain of spawns (each task spawns the next and ends) never has two tasks queued,
+//!   and stays put;
 //! - on entering `block_in_place`: every movable task, spread over the group's other
 //!   loops, since this one runs nothing until the closure returns ([`enter_blocking`]).
 //!
@@ -19,18 +21,36 @@
 
 use std::sync::Arc;
 
-use crate::context;
 use crate::core::Core;
 use crate::peers::Peers;
 use crate::shared::{LoopRunnable, Shared};
 
-/// Called after a turn while `core.local.movable` is non-zero; see the module docs.
+/// Up to this many movable tasks queued, a loop hands half of them to an idle peer
+/// after any turn: a task that spawns a few jobs and awaits them gets them run in
+/// parallel at once. More than this is a burst, which is handed off only once one of
+/// its tasks has shown, by a first turn of at least [`LONG_TURN_TICKS`], that the
+/// burst is worth a second thread: nothing tells a 100 ms job from a 100 ns one
+/// before it runs, and moving 5,000 of 10,000 tiny tasks (their handles, their blocks)
+/// costs their spawner more than a second thread saves.
+pub(crate) const SMALL_BURST: usize = 64;
+
+/// A first turn at least this long (in `sys::busy_ticks`: about 5 to 20 µs on a
+/// time-stamp counter of 1 to 4 GHz) marks the movable tasks queued with it as worth
+/// spreading.
+pub(crate) const LONG_TURN_TICKS: u64 = 20_000;
+
+/// Called after a turn while `core.local.movable` is non-zero; `long_first_turn`: the
+/// turn was a movable task's first and lasted [`LONG_TURN_TICKS`] or more. See the
+/// module docs.
 #[inline]
-pub(crate) fn after_turn(core: &Core) {
+pub(crate) fn after_turn(core: &Core, long_first_turn: bool) {
     let Some((peers, me)) = core.shared.peers.get() else {
         return;
     };
-    if core.local.run_queue_len() < 2 || !peers.any_idle_but(*me) {
+    if core.local.run_queue_len() < 2
+        || (core.local.movable.get() > SMALL_BURST && !long_first_turn)
+        || !peers.any_idle_but(*me)
+    {
         return;
     }
     give_to_idle(core, peers, *me);
@@ -113,25 +133,4 @@ pub(crate) fn enter_blocking(core: &Core) -> Option<Blocked> {
 /// The closure of `block_in_place` returned: the loop takes work again.
 pub(crate) fn leave_blocking(blocked: Blocked) {
     blocked.peers.set_blocked(blocked.me, false);
-}
-
-/// Runs `f`, blocking work, on a loop thread as `block_in_place` does: the loop is
-/// marked blocked and its movable tasks go to the other loops of its group
-/// ([`enter_blocking`]), then `f` runs outside the loop ([`context::outside_loop`]), so
-/// what it submits takes the cross-thread path. The mark goes when `f` returns or
-/// panics. Off every loop it only runs `f`.
-///
-/// Tasks this loop has already polled wait for `f` (they are bound to this thread);
-/// so do its timers and sockets.
-pub fn block_in_place_scope<R>(f: impl FnOnce() -> R) -> R {
-    struct Unmark(Option<Blocked>);
-    impl Drop for Unmark {
-        fn drop(&mut self) {
-            if let Some(blocked) = self.0.take() {
-                leave_blocking(blocked);
-            }
-        }
-    }
-    let _unmark = Unmark(context::with_core(|core| core.and_then(enter_blocking)));
-    context::outside_loop(f)
 }

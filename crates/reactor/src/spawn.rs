@@ -22,13 +22,17 @@ use crate::task::{self, Task};
 /// # Safety
 /// As [`task::spawn_unchecked`]; `core` is the core of `shared`'s loop, driven by
 /// this thread, so the future is polled and dropped here.
-unsafe fn spawn_here<F>(core: &Core, shared: &Arc<Shared>, future: F, id: u64) -> Task<F::Output>
+unsafe fn spawn_here<F>(core: &Core, shared: &Arc<Shared>, future: F, id: u64, send: bool) -> Task<F::Output>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
     // SAFETY: per the contract.
     let (runnable, task) = unsafe { task::spawn_unchecked(shared, future, Some(core), id) };
+    if send {
+        // SAFETY: just spawned; `send` says the future and its output are `Send`.
+        unsafe { runnable.mark_send() };
+    }
     core.local.push_wake(runnable);
     task
 }
@@ -46,6 +50,8 @@ where
     let (runnable, task) = unsafe { task::spawn_unchecked(shared, future, Some(core), id) };
     // SAFETY: the runnable `spawn_unchecked` just returned, for a `Send` future with a
     // `Send` output.
+    unsafe { runnable.mark_send() };
+    // SAFETY: as above.
     core.local.push_movable(unsafe { runnable.into_movable() });
     task
 }
@@ -78,7 +84,12 @@ where
 /// # Safety
 /// As [`task::spawn_unchecked`]: `future` may be dropped on this thread if it is
 /// refused, and is otherwise polled and dropped on the loop's thread only.
-unsafe fn submit_new<F>(shared: &Arc<Shared>, future: F, id: u64) -> Result<Task<F::Output>, RejectedExecution>
+unsafe fn submit_new<F>(
+    shared: &Arc<Shared>,
+    future: F,
+    id: u64,
+    send: bool,
+) -> Result<Task<F::Output>, RejectedExecution>
 where
     F: Future + 'static,
     F::Output: 'static,
@@ -88,7 +99,7 @@ where
     }
     // SAFETY: per the contract; on the loop's own thread.
     let future = match context::on_own_core(shared, future, |core, future| unsafe {
-        spawn_here(core, shared, future, id)
+        spawn_here(core, shared, future, id, send)
     }) {
         Ok(task) => return Ok(task),
         Err(future) => future,
@@ -98,6 +109,10 @@ where
     }
     // SAFETY: per the contract; spawned from another thread.
     let (runnable, task) = unsafe { task::spawn_unchecked(shared, future, None, id) };
+    if send {
+        // SAFETY: just spawned; `send` says the future and its output are `Send`.
+        unsafe { runnable.mark_send() };
+    }
     shared.schedule_new_remote(runnable);
     Ok(task)
 }
@@ -109,7 +124,7 @@ where
     F::Output: Send + 'static,
 {
     // SAFETY: the future and its output are `Send`, so any thread may drop them.
-    unsafe { submit_new(shared, future, id) }
+    unsafe { submit_new(shared, future, id, true) }
 }
 
 /// Spawns a `!Send` future; only on the loop's own thread.
@@ -125,7 +140,7 @@ where
         // SAFETY: on the loop's own thread, and the runnable is queued right here: the
         // future is created, polled and dropped on this thread only. A `!Send` output
         // makes the `Task` `!Send`, so it stays here too.
-        Ok(unsafe { spawn_here(core, shared, future, id) })
+        Ok(unsafe { spawn_here(core, shared, future, id, false) })
     })
     .unwrap_or(Err(SpawnLocalError::NotOnLoop))
 }
@@ -193,5 +208,5 @@ where
     // poll, whose future still holds only `make: Send`. So the
     // `!Send` value is created, polled and dropped on a single thread. The output is
     // `Send`, so the `Task` may be awaited and dropped anywhere.
-    unsafe { submit_new(shared, future, id) }
+    unsafe { submit_new(shared, future, id, false) }
 }

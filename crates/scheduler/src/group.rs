@@ -171,9 +171,12 @@ impl EventLoopGroup {
                 thread: Mutex::new(None),
             });
         }
-        // Loops that have not started a task yet hand it to an idle peer (issue 35).
-        let handles: Vec<EventLoopHandle> = slots.iter().map(|s| s.handle.clone()).collect();
-        EventLoopHandle::join_peers(&handles);
+        // A busy loop hands tasks it has not started to an idle peer (issue 35), unless
+        // `NETLOOP_SHARE_UNSTARTED=0` keeps every spawn on its loop, as before.
+        if share_unstarted() {
+            let handles: Vec<EventLoopHandle> = slots.iter().map(|s| s.handle.clone()).collect();
+            EventLoopHandle::join_peers(&handles);
+        }
         let inner = Arc::new(Inner {
             slots,
             lazy,
@@ -322,4 +325,12 @@ fn start_loop(inner: &Arc<Inner>, index: usize) {
                 "could not spawn an event loop thread; its tasks wait until the group shuts down");
         }
     }
+}
+
+/// The variable that turns off handing unstarted tasks to idle loops: `0` keeps every
+/// spawn from a loop on that loop (`docs/affinity.md`, `docs/tuning.md`).
+pub const SHARE_UNSTARTED_ENV: &str = "NETLOOP_SHARE_UNSTARTED";
+
+fn share_unstarted() -> bool {
+    std::env::var_os(SHARE_UNSTARTED_ENV).is_none_or(|v| v != "0")
 }

@@ -2,7 +2,8 @@
 //!
 //! A [`runtime::Runtime`] owns an [`EventLoopGroup`]: N event loops
 //! ([`netloop_reactor::EventLoop`]), each on its own thread for life, handed out
-//! round-robin. A task spawned on a loop stays on that loop: no work stealing, so a
+//! round-robin. A task stays, from its first poll, on the loop that polled it (a `Send`
+//! task no loop has polled yet may start on an idle loop, see `docs/affinity.md`), so a
 //! task's wakes on its own thread cost no atomic operation and no syscall, and `!Send`
 //! futures are first-class ([`task::spawn_local`] works on any loop thread).
 //!

@@ -2,6 +2,9 @@
 //!
 //! The rule is affinity: work started on a loop stays on that loop, so a task and
 //! everything it spawns share a thread and wake each other without crossing threads.
+//! The one latitude: a `Send` task spawned on a loop may start on an idle loop while no
+//! loop has polled it (the reactor's `share_work`), and loops blocked in place are
+//! passed over.
 //! Work started off every loop (in `block_on` on a plain thread, after
 //! `Runtime::enter`) goes to the group's [`next`](crate::EventLoopGroup::next) loop.
 //! `with_current_or_next` is that rule, written once: every placement goes through it
@@ -99,7 +102,15 @@ pub(crate) fn blocking_in_place<R>(f: impl FnOnce() -> R) -> R {
     // the loop is marked blocked so that new work avoids it (`block_in_place_scope`).
     // The task's budget does not reach into the closure (tokio stops it there): a
     // `block_on` inside gives its own future a budget per poll.
-    netloop_reactor::block_in_place_scope(|| netloop_reactor::coop::with_unconstrained(f))
+    // Meanwhile a stand-in thread runs the loop's other `Send` tasks, in this runtime's
+    // context.
+    let wrap = context::current().ok().map(|rt| -> netloop_reactor::StandInContext {
+        Box::new(move |body: &mut dyn FnMut()| {
+            let _context = context::set(rt);
+            body();
+        })
+    });
+    netloop_reactor::block_in_place_scope(wrap, || netloop_reactor::coop::with_unconstrained(f))
 }
 
 /// How a runtime's next loop is chosen for work that leaves this thread's loop.
@@ -155,10 +166,20 @@ pub(crate) fn with_current_or_next<R>(
 
 /// Calls `f` with the loop a `spawn` from this thread lands on: this thread's loop
 /// (affinity) unless its task just accepted a connection, else the current
-/// runtime's next loop. Panics outside a runtime, as tokio's `spawn` does.
+/// runtime's next loop. `f`'s flag: the loop was chosen by affinity, so the task may
+/// still start on an idle loop (`docs/affinity.md`); a task placed by the chooser (a
+/// new connection's) stays where it was placed. Panics outside a runtime, as tokio's
+/// `spawn` does.
 #[track_caller]
-pub(crate) fn with_spawn_loop<R>(f: impl FnOnce(&EventLoopHandle) -> R) -> R {
-    match with_current_or_next(|| !take_accepted(), Next::Unblocked, f) {
+pub(crate) fn with_spawn_loop<R>(f: impl FnOnce(&EventLoopHandle, bool) -> R) -> R {
+    let mut f = Some(f);
+    let out = EventLoopHandle::with_current(|current| match current {
+        Some(current) if !take_accepted() => f.take().map(|f| f(current, true)),
+        _ => context::with_current(|rt| {
+            rt.and_then(|rt| f.take().map(|f| f(next_of(&rt.group, Next::Unblocked), false)))
+        }),
+    });
+    match out {
         Some(out) => out,
         // Here, not in the closure: the panic points at the caller of `spawn`.
         None => no_runtime(),
@@ -166,11 +187,12 @@ pub(crate) fn with_spawn_loop<R>(f: impl FnOnce(&EventLoopHandle) -> R) -> R {
 }
 
 /// The loop a spawn onto the runtime of `group` lands on: this thread's loop if it is
-/// one of `group`'s and its task did not just accept a connection, else `group`'s next.
-pub(crate) fn spawn_loop_of(group: &EventLoopGroup) -> &EventLoopHandle {
+/// one of `group`'s and its task did not just accept a connection (then the flag is
+/// true, as for [`with_spawn_loop`]), else `group`'s next.
+pub(crate) fn spawn_loop_of(group: &EventLoopGroup) -> (&EventLoopHandle, bool) {
     EventLoopHandle::with_current(|current| current.and_then(|c| group.iter().find(|l| *l == c)))
         .filter(|_| !take_accepted())
-        .unwrap_or_else(|| next_of(group, Next::Unblocked))
+        .map_or_else(|| (next_of(group, Next::Unblocked), false), |l| (l, true))
 }
 
 /// The loop a new socket registers with now: this thread's loop, else the current

@@ -248,3 +248,66 @@ fn the_hog_check_can_be_turned_off() {
     });
     assert_eq!(hogs, 0);
 }
+
+/// While a task blocks in place, its loop's `Send` tasks that already run there go on
+/// (a stand-in thread runs them, still as that loop's: same `worker_index`), and its
+/// `!Send` tasks wait for the closure.
+#[test]
+fn block_in_place_keeps_the_loops_send_tasks_running() {
+    let (send_ticks, local_ticks, same_loop) = within(Duration::from_secs(20), || {
+        let rt = runtime(2);
+        rt.block_on(async {
+            task::spawn(async {
+                let here = Handle::current()
+                    .event_loops()
+                    .get(worker_index().unwrap())
+                    .unwrap()
+                    .clone();
+                let send_ticks = Arc::new(AtomicUsize::new(0));
+                let local_ticks = Arc::new(AtomicUsize::new(0));
+                let same_loop = Arc::new(AtomicUsize::new(1));
+                let home = worker_index();
+                let ticker = {
+                    let (ticks, same) = (send_ticks.clone(), same_loop.clone());
+                    task::spawn_on(&here, async move {
+                        loop {
+                            netloop_scheduler::time::sleep(Duration::from_millis(1)).await;
+                            ticks.fetch_add(1, Relaxed);
+                            if worker_index() != home {
+                                same.store(0, Relaxed);
+                            }
+                        }
+                    })
+                };
+                let local = {
+                    let ticks = local_ticks.clone();
+                    task::spawn_local(async move {
+                        let _not_send = std::rc::Rc::new(());
+                        loop {
+                            netloop_scheduler::time::sleep(Duration::from_millis(1)).await;
+                            ticks.fetch_add(1, Relaxed);
+                        }
+                    })
+                };
+                netloop_scheduler::time::sleep(Duration::from_millis(10)).await;
+                let (s0, l0) = (send_ticks.load(Relaxed), local_ticks.load(Relaxed));
+                task::block_in_place(|| thread::sleep(Duration::from_millis(200)));
+                let (s1, l1) = (send_ticks.load(Relaxed), local_ticks.load(Relaxed));
+                ticker.abort();
+                local.abort();
+                (s1 - s0, l1 - l0, same_loop.load(Relaxed))
+            })
+            .await
+            .unwrap()
+        })
+    });
+    assert!(
+        send_ticks >= 50,
+        "the Send ticker ticked {send_ticks} times in 200 ms of blocking"
+    );
+    assert!(
+        local_ticks <= 1,
+        "the !Send ticker ticked {local_ticks} times while its loop blocked"
+    );
+    assert_eq!(same_loop, 1, "the ticker saw another worker_index");
+}

@@ -5,6 +5,7 @@
 mod run_tasks;
 mod select;
 mod shutdown;
+mod stand_in;
 
 use std::future::Future;
 use std::pin::pin;
@@ -27,6 +28,7 @@ use crate::idle_spin::IdleSpin;
 use crate::metrics::LoopCounters;
 use crate::shared::Shared;
 use crate::sys::{self, Selector};
+pub use stand_in::{StandInContext, block_in_place_scope};
 
 /// One event loop: a mio `Poll`, its queues and its scheduled tasks.
 ///

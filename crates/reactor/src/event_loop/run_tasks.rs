@@ -31,7 +31,7 @@ fn task_time_is_up(start: Option<u64>, budget: Option<u64>) -> bool {
 
 /// A task's turn, under a fresh cooperative budget; a panic that escapes the task (it
 /// catches its future's own) is logged and the loop goes on.
-fn run_runnable(core: &Core, runnable: LoopRunnable) {
+pub(super) fn run_runnable(core: &Core, runnable: LoopRunnable) {
     // SAFETY: every runnable in a loop's queues is a turn of one of its own tasks, and
     // `core` is that loop's, driven by this thread.
     coop::with_budget(|| run_caught("future", || unsafe { runnable.run(core) }));
@@ -87,11 +87,20 @@ impl Driver {
     /// idle peer (`share_work`).
     #[inline(always)]
     fn run_turn(&mut self, core: &Core, runnable: LoopRunnable) {
-        if runnable.is_movable() {
+        let first_of_movable = runnable.is_movable();
+        if first_of_movable {
             core.local.movable.set(core.local.movable.get().saturating_sub(1));
         }
-        match self.hog {
-            None => run_runnable(core, runnable),
+        let ticks = match self.hog {
+            None if first_of_movable && core.local.movable.get() > share_work::SMALL_BURST => {
+                let start = sys::busy_ticks();
+                run_runnable(core, runnable);
+                sys::busy_ticks().wrapping_sub(start)
+            }
+            None => {
+                run_runnable(core, runnable);
+                0
+            }
             Some(watch) => {
                 let id = runnable.id();
                 run_runnable(core, runnable);
@@ -101,10 +110,14 @@ impl Driver {
                 if ticks >= watch.floor_ticks && ticks < u64::MAX / 2 {
                     report_hog(core, watch, id, ticks);
                 }
+                ticks
             }
-        }
+        };
         if core.local.movable.get() != 0 {
-            share_work::after_turn(core);
+            share_work::after_turn(
+                core,
+                first_of_movable && (share_work::LONG_TURN_TICKS..u64::MAX / 2).contains(&ticks),
+            );
         }
     }
 
@@ -159,7 +172,7 @@ impl Driver {
     }
 
     /// Moves due scheduled tasks into the run queue; timer wakes fire directly.
-    fn fetch_from_scheduled(&mut self, core: &Core, now: u64) {
+    pub(super) fn fetch_from_scheduled(core: &Core, now: u64) {
         loop {
             let due = core.local.scheduled.borrow_mut().pop_due(now);
             let mut task = match due {
@@ -207,7 +220,7 @@ impl Driver {
                 .now_from(start.unwrap_or_else(clock::now))
                 .max(core.local.timer_now.get());
             core.local.timer_now.set(timer_now);
-            self.fetch_from_scheduled(core, timer_now);
+            Self::fetch_from_scheduled(core, timer_now);
         }
         let mut remaining = match budget {
             None => core.local.run_queue_len(),

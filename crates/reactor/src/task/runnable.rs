@@ -5,6 +5,7 @@
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
+use std::sync::atomic::Ordering::Relaxed;
 use std::task::{Context, Waker};
 
 use super::Schedule;
@@ -78,6 +79,26 @@ impl<S: Schedule> Runnable<S> {
 
     fn is_remote(&self) -> bool {
         self.tagged.addr().get() & REMOTE_TAG != 0
+    }
+
+    /// Marks the task `Send` (see [`is_send`](Self::is_send)).
+    ///
+    /// # Safety
+    /// The runnable [`spawn_unchecked`](super::spawn_unchecked) just returned, before
+    /// it or the task's handle was given to anyone, for a `Send` future with a `Send`
+    /// output.
+    pub unsafe fn mark_send(&self) {
+        // SAFETY: the runnable borrows the owner's reference.
+        let h = unsafe { header(self.ptr()) };
+        // Nobody else has seen the task yet, so a plain load and store cannot lose a
+        // concurrent change.
+        h.state.store(h.state.load(Relaxed) | state::SEND, Relaxed);
+    }
+
+    /// True if the task's future and output are `Send` ([`mark_send`](Self::mark_send)).
+    pub fn is_send(&self) -> bool {
+        // SAFETY: the runnable borrows or holds a reference.
+        unsafe { header(self.ptr()) }.state.load(Relaxed) & state::SEND != 0
     }
 
     /// The id the task was spawned with.

@@ -44,8 +44,12 @@ pub(super) const CANCEL: usize = 1 << 5;
 /// (`Runnable::rebind`): its scheduler is being rewritten, so nobody else may read it.
 /// A cancel that lands meanwhile sends no wake (the moving turn will see `CANCEL`).
 pub(super) const MOVING: usize = 1 << 6;
+/// The future and its output are `Send`: another thread may poll the task while its
+/// owner's thread is away in `block_in_place` (the loop's stand-in). Set once, before
+/// the task is shared, and never cleared.
+pub(super) const SEND: usize = 1 << 7;
 /// One reference.
-pub(super) const REF_ONE: usize = 1 << 7;
+pub(super) const REF_ONE: usize = 1 << 8;
 /// Either outcome: nothing will run again.
 pub(super) const FINAL: usize = COMPLETE | CLOSED;
 

@@ -105,16 +105,17 @@ impl Handle {
         context::current().map(|inner| Handle { inner })
     }
 
-    /// Spawns a future. Called from one of this runtime's loops, it stays on that loop
-    /// (unless its task just accepted a connection: see `task::spawn`); otherwise it
-    /// goes to the group's next loop.
+    /// Spawns a future. Called from one of this runtime's loops, it is queued on that
+    /// loop (unless its task just accepted a connection: see `task::spawn`), and an idle
+    /// loop may start it instead; otherwise it goes to the group's next loop.
     #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        crate::task::spawn::spawn_movable(spawn_loop_of(&self.inner.group), future, Some(&self.inner))
+        let (event_loop, movable) = spawn_loop_of(&self.inner.group);
+        crate::task::spawn::spawn_movable(event_loop, future, Some(&self.inner), movable)
     }
 
     /// Runs a blocking closure on the blocking pool.

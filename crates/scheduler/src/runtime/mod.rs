@@ -48,8 +48,9 @@ use crate::task::JoinHandle;
 /// the thread inside a multi-thread runtime's `block_on` (which drives no loop), and on a
 /// thread that waits in `block_on` while another thread drives a current_thread runtime.
 ///
-/// A task stays on its loop for life (netloop does not steal work), so unlike on tokio
-/// the answer does not change across `.await` points.
+/// A task stays for life on the loop that first polled it (only a task not polled yet
+/// may start elsewhere), so unlike on tokio the answer does not change across `.await`
+/// points, also while its loop's thread blocks in place and a stand-in runs the task.
 ///
 /// ```
 /// assert_eq!(netloop_scheduler::runtime::worker_index(), None);

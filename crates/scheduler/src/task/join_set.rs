@@ -11,7 +11,7 @@ use super::error::JoinError;
 use super::id::Id;
 use super::join::{AbortHandle, JoinHandle};
 use super::local::LocalSet;
-use super::spawn::{spawn_local_with_id, spawn_movable_with};
+use super::spawn::{spawn_local_with_id, spawn_movable_with, spawn_with};
 use crate::blocking::BlockingPool;
 use crate::context;
 use crate::placement::{spawn_loop_of, with_spawn_loop};
@@ -238,7 +238,7 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        with_spawn_loop(|event_loop| self.spawn_on_loop(event_loop, future))
+        with_spawn_loop(|event_loop, movable| self.spawn_on_loop(event_loop, movable, future))
     }
 
     /// Spawns a task into the set on `handle`'s runtime.
@@ -246,10 +246,16 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        self.spawn_on_loop(spawn_loop_of(&handle.inner.group), future)
+        let (event_loop, movable) = spawn_loop_of(&handle.inner.group);
+        self.spawn_on_loop(event_loop, movable, future)
     }
 
-    fn spawn_on_loop<F>(&mut self, event_loop: &netloop_reactor::EventLoopHandle, future: F) -> AbortHandle
+    fn spawn_on_loop<F>(
+        &mut self,
+        event_loop: &netloop_reactor::EventLoopHandle,
+        movable: bool,
+        future: F,
+    ) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
@@ -258,14 +264,15 @@ impl<T: Send + 'static> JoinSet<T> {
             finished: self.finished.clone(),
             id,
         };
-        let handle = spawn_movable_with(
-            event_loop,
-            async move {
-                let _done = done;
-                future.await
-            },
-            id,
-        );
+        let future = async move {
+            let _done = done;
+            future.await
+        };
+        let handle = if movable {
+            spawn_movable_with(event_loop, future, id)
+        } else {
+            spawn_with(event_loop, future, id)
+        };
         self.insert(handle)
     }
 

@@ -26,6 +26,7 @@ where
 /// When every loop of the runtime blocks in place, it runs on the blocking pool
 /// instead, so that it is not left waiting for the closures that may wait for it.
 /// `runtime`: the runtime spawned onto, if the caller knows it (else the current one).
+/// `movable`: false for a task the chooser placed (a new connection's), which stays.
 ///
 /// tokio's `rt_threaded::blocking` spawns 1,000 tasks while every worker blocks in
 /// place, and waits for them before the blocks end: placed on a loop, they would wait
@@ -34,6 +35,7 @@ pub(crate) fn spawn_movable<F>(
     event_loop: &EventLoopHandle,
     future: F,
     runtime: Option<&Arc<crate::shared::Shared>>,
+    movable: bool,
 ) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
@@ -48,7 +50,11 @@ where
             park_on(future)
         });
     }
-    spawn_movable_with(event_loop, future, Id::next())
+    if movable {
+        spawn_movable_with(event_loop, future, Id::next())
+    } else {
+        spawn_with(event_loop, future, Id::next())
+    }
 }
 
 /// Runs `future` to completion on this (blocking-pool) thread, parking it while the
@@ -130,7 +136,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    with_spawn_loop(|event_loop| spawn_movable(event_loop, future, None))
+    with_spawn_loop(|event_loop, movable| spawn_movable(event_loop, future, None, movable))
 }
 
 /// Spawns a `!Send` future on the current event loop (tokio's `task::spawn_local`).
