@@ -73,6 +73,9 @@ pub(crate) struct Local {
     /// they are run or given away. Zero means none for sure, which is all the hot path
     /// asks.
     pub(crate) movable: Cell<usize>,
+    /// The running turn entered `block_in_place`: its length is the closure's, during
+    /// which a stand-in ran the loop, so the hog check passes over it (and clears this).
+    pub(crate) blocked_in_turn: Cell<bool>,
 }
 
 impl Local {
@@ -87,6 +90,7 @@ impl Local {
             state: Cell::new(LoopState::NotStarted),
             blocks: LocalBlocks::default(),
             movable: Cell::new(0),
+            blocked_in_turn: Cell::new(false),
         }
     }
 

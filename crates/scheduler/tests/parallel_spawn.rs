@@ -311,3 +311,25 @@ fn block_in_place_keeps_the_loops_send_tasks_running() {
     );
     assert_eq!(same_loop, 1, "the ticker saw another worker_index");
 }
+
+/// A poll that spends its time in `block_in_place` does not hold its loop (a stand-in
+/// runs it meanwhile): not a hog.
+#[test]
+fn a_long_block_in_place_is_not_a_hog() {
+    let hogs = within(Duration::from_secs(20), || {
+        let rt = runtime(2);
+        rt.block_on(async {
+            task::spawn(async {
+                task::block_in_place(|| thread::sleep(Duration::from_millis(30)));
+            })
+            .await
+            .unwrap();
+        });
+        rt.handle()
+            .event_loops()
+            .iter()
+            .map(|l| l.metrics().hog_polls)
+            .sum::<u64>()
+    });
+    assert_eq!(hogs, 0);
+}

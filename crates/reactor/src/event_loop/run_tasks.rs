@@ -107,7 +107,7 @@ impl Driver {
                 let end = sys::busy_ticks();
                 let ticks = end.wrapping_sub(self.last_turn_end);
                 self.last_turn_end = end;
-                if ticks >= watch.floor_ticks && ticks < u64::MAX / 2 {
+                if ticks >= watch.floor_ticks && ticks < u64::MAX / 2 && !core.local.blocked_in_turn.replace(false) {
                     report_hog(core, watch, id, ticks);
                 }
                 ticks

@@ -173,7 +173,12 @@ pub fn block_in_place_scope<R>(wrap: Option<StandInContext>, f: impl FnOnce() ->
         }
     }
     let _unmark = Unmark(context::with_core(|core| core.and_then(share_work::enter_blocking)));
-    let core = context::with_core(|core| core.map(|c| c as *const Core));
+    let core = context::with_core(|core| {
+        core.map(|c| {
+            c.local.blocked_in_turn.set(true);
+            c as *const Core
+        })
+    });
     let on_stand_in = STAND_IN.with(Cell::get);
     context::outside_loop(move || {
         // SAFETY: this thread drives `core`'s loop and, being outside it now, touches
