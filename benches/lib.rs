@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use netloop_reactor::{DriveError, EventLoop, EventLoopHandle, LoopMetrics, ScheduledHandle};
 
 pub mod net;
+pub mod report;
 pub mod runtime;
 
 /// Tasks (or timers) per batch in every shape.

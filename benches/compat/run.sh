@@ -21,22 +21,10 @@ CARGO_TARGET_DIR=target/compat cargo build --quiet --release \
 BIN=target/compat/release/examples/axum_timeout
 TCK=$(getconf CLK_TCK)
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+source benches/wrk_window.sh
 
 measure() { # runtime layer -> "requests ticks"
-    taskset -c 1 "$BIN" "$1" "$2" "$PORT" > /dev/null &
-    local pid=$!
-    for _ in $(seq 50); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-        sleep 0.1
-    done
-    timeout 10 taskset -c 0 wrk -t1 -c64 -d1s "http://127.0.0.1:$PORT/" > /dev/null
-    local before after out
-    before=$(cpu_ticks "$pid")
-    out=$(timeout $((SECONDS_PER_RUN + 10)) taskset -c 0 wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" "http://127.0.0.1:$PORT/")
-    after=$(cpu_ticks "$pid")
-    kill "$pid"; wait "$pid" 2>/dev/null || true
-    echo "$(echo "$out" | awk '/requests in/ {print $1}') $((after - before))"
+    wrk_window "$PORT" / "$SECONDS_PER_RUN" taskset -c 1 "$BIN" "$1" "$2" "$PORT"
 }
 
 declare -A REQS TICKS

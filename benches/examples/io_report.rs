@@ -42,6 +42,7 @@
 //! loop (so do the sockets they connect), on tokio they start in the same worker's
 //! queue and the other worker may steal them.
 
+use netloop_benches::report::{median_spread, rotated_rounds};
 use std::time::Duration;
 
 /// (a) netloop's runtime, netloop's io, netloop's sockets.
@@ -137,12 +138,6 @@ fn shapes(scale: f64) -> Vec<(&'static str, String, Shape)> {
 }
 
 /// The median of `v`, and its spread: (max - min) / median.
-fn median_spread(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(f64::total_cmp);
-    let median = v[v.len() / 2];
-    (median, (v[v.len() - 1] - v[0]) / median)
-}
-
 fn main() {
     let rounds: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5).max(1);
     let scale: f64 = std::env::var("IO_REPORT_SCALE")
@@ -165,20 +160,12 @@ fn main() {
         .into_iter()
         .filter(|(key, _, _)| only.is_empty() || only.split(',').any(|k| k == *key))
         .collect();
-    // times[shape][config], in milliseconds.
-    let mut times: Vec<[Vec<f64>; 3]> = shapes.iter().map(|_| Default::default()).collect();
-    for round in 0..=rounds {
-        eprintln!("round {round} of {rounds} ({:.0} s)", started.elapsed().as_secs_f64());
-        for ((_, _, shape), times) in shapes.iter().zip(&mut times) {
-            for i in 0..3 {
-                let c = (i + round) % 3;
-                let took = (configs[c].timed)(*shape);
-                if round > 0 {
-                    times[c].push(took.as_secs_f64() * 1e3);
-                }
-            }
-        }
-    }
+    let shape_values: Vec<_> = shapes.iter().map(|(_, _, shape)| *shape).collect();
+    let times = rotated_rounds(
+        rounds,
+        &shape_values,
+        [&*configs[0].timed, &*configs[1].timed, &*configs[2].timed],
+    );
     println!("\nMedian time in ms; spread = (max - min) / median over the rounds.\n");
     println!(
         "| shape | (a) netloop + own io | (b) netloop + tokio::io | (c) tokio + tokio::io | (a)/(c) | (a)/(b) | spread a / b / c |"

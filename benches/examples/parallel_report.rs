@@ -58,44 +58,36 @@ const SMALL: Duration = Duration::from_micros(50);
 const NAP: Duration = Duration::from_millis(2);
 const BURST: Duration = Duration::from_millis(50);
 
+/// One shape: the same call on each runtime's copy of `parallel_shapes.rs`.
+macro_rules! shape {
+    ($name:expr, $f:ident($($arg:expr),*)) => {
+        Shape {
+            name: $name,
+            netloop: |rt| on_netloop::$f(rt, $($arg),*),
+            tokio: |rt| on_tokio::$f(rt, $($arg),*),
+        }
+    };
+}
+
 fn main() {
     let rounds: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5);
     let shapes = [
-        Shape {
-            name: "fan-out: 4 jobs of 100 ms (ms)",
-            netloop: |rt| on_netloop::fan_out(rt, 4, MS100),
-            tokio: |rt| on_tokio::fan_out(rt, 4, MS100),
-        },
-        Shape {
-            name: "dispatcher: 8 jobs of 100 ms (ms)",
-            netloop: |rt| on_netloop::dispatcher(rt, 8, MS100),
-            tokio: |rt| on_tokio::dispatcher(rt, 8, MS100),
-        },
-        Shape {
-            name: "fan-out: 1,000 jobs of 50 µs (ms)",
-            netloop: |rt| on_netloop::fan_out(rt, 1000, SMALL),
-            tokio: |rt| on_tokio::fan_out(rt, 1000, SMALL),
-        },
-        Shape {
-            name: "dispatcher: 1,000 jobs of 50 µs (ms)",
-            netloop: |rt| on_netloop::dispatcher(rt, 1000, SMALL),
-            tokio: |rt| on_tokio::dispatcher(rt, 1000, SMALL),
-        },
-        Shape {
-            name: "lateness p99 beside a hog (ms)",
-            netloop: |rt| on_netloop::lateness_beside_hog(rt, 200, NAP, 10, BURST, false),
-            tokio: |rt| on_tokio::lateness_beside_hog(rt, 200, NAP, 10, BURST, false),
-        },
-        Shape {
-            name: "lateness p99 beside a hog in block_in_place (ms)",
-            netloop: |rt| on_netloop::lateness_beside_hog(rt, 200, NAP, 10, BURST, true),
-            tokio: |rt| on_tokio::lateness_beside_hog(rt, 200, NAP, 10, BURST, true),
-        },
-        Shape {
-            name: "1,000 spawns while both workers block in place (ms)",
-            netloop: |rt| on_netloop::spawns_while_blocked(rt, 1000),
-            tokio: |rt| on_tokio::spawns_while_blocked(rt, 1000),
-        },
+        shape!("fan-out: 4 jobs of 100 ms (ms)", fan_out(4, MS100)),
+        shape!("dispatcher: 8 jobs of 100 ms (ms)", dispatcher(8, MS100)),
+        shape!("fan-out: 1,000 jobs of 50 µs (ms)", fan_out(1000, SMALL)),
+        shape!("dispatcher: 1,000 jobs of 50 µs (ms)", dispatcher(1000, SMALL)),
+        shape!(
+            "lateness p99 beside a hog (ms)",
+            lateness_beside_hog(200, NAP, 10, BURST, false)
+        ),
+        shape!(
+            "lateness p99 beside a hog in block_in_place (ms)",
+            lateness_beside_hog(200, NAP, 10, BURST, true)
+        ),
+        shape!(
+            "1,000 spawns while both workers block in place (ms)",
+            spawns_while_blocked(1000)
+        ),
     ];
     println!("| shape | netloop median (range) | tokio median (range) | netloop / tokio |");
     println!("|---|---|---|---|");

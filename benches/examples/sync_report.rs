@@ -48,6 +48,7 @@
 //! channel of their own (the channel included), and on nothing (`pending()`: the task
 //! alone, to subtract).
 
+use netloop_benches::report::{median_spread, rotated_rounds};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicIsize};
@@ -390,12 +391,6 @@ fn memory_shapes(scale: f64) -> Vec<(&'static str, &'static str, Memory, usize)>
 }
 
 /// The median of `v`, and its spread: (max - min) / median.
-fn median_spread(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(f64::total_cmp);
-    let median = v[v.len() / 2];
-    (median, (v[v.len() - 1] - v[0]) / median)
-}
-
 fn main() {
     let rounds: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5).max(1);
     let scale: f64 = std::env::var("SYNC_REPORT_SCALE")
@@ -416,23 +411,12 @@ fn main() {
     }
 
     let shapes = timed_shapes(scale);
-    // times[shape][config], in milliseconds.
-    let mut times: Vec<[Vec<f64>; 3]> = shapes.iter().map(|_| Default::default()).collect();
-    for round in 0..=rounds {
-        eprintln!(
-            "time round {round} of {rounds} ({:.0} s)",
-            started.elapsed().as_secs_f64()
-        );
-        for ((_, _, shape), times) in shapes.iter().zip(&mut times) {
-            for i in 0..3 {
-                let c = (i + round) % 3;
-                let took = (configs[c].timed)(*shape);
-                if round > 0 {
-                    times[c].push(took.as_secs_f64() * 1e3);
-                }
-            }
-        }
-    }
+    let shape_values: Vec<_> = shapes.iter().map(|(_, _, shape)| *shape).collect();
+    let times = rotated_rounds(
+        rounds,
+        &shape_values,
+        [&*configs[0].timed, &*configs[1].timed, &*configs[2].timed],
+    );
     println!("\nMedian time in ms; spread = (max - min) / median over the rounds.\n");
     println!(
         "| shape | (a) netloop + own | (b) netloop + tokio's | (c) tokio + tokio's | (a)/(c) | (a)/(b) | spread a / b / c |"

@@ -41,30 +41,14 @@ fi
 CARGO_TARGET_DIR=target/compat cargo build --quiet --release --manifest-path tests/compat/Cargo.toml --example axum_timeout
 
 TCK=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-
-start_server() { # kind (the server replaces the calling subshell: `$!` is its pid)
-    case "$1" in
-        patch) exec taskset -c 1 "$ROOT/target/patch-app/release/netloop-patch-mode-app" "$PORT" 1 ;;
-        tokio) exec taskset -c 1 "$ROOT/target/patch-bench/build/release/netloop-patch-mode-app" "$PORT" 1 ;;
-        compat) exec taskset -c 1 "$ROOT/target/compat/release/examples/axum_timeout" netloop timeout "$PORT" ;;
-    esac
-}
+source benches/wrk_window.sh
 
 measure() { # kind path -> "requests ticks"
-    start_server "$1" > /dev/null &
-    local pid=$!
-    for _ in $(seq 50); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-        sleep 0.1
-    done
-    timeout 10 taskset -c 0 wrk -t1 -c64 -d1s "http://127.0.0.1:$PORT$2" > /dev/null
-    local before after out
-    before=$(cpu_ticks "$pid")
-    out=$(timeout $((SECONDS_PER_RUN + 10)) taskset -c 0 wrk -t1 -c64 -d"${SECONDS_PER_RUN}s" "http://127.0.0.1:$PORT$2")
-    after=$(cpu_ticks "$pid")
-    kill "$pid"; wait "$pid" 2>/dev/null || true
-    echo "$(echo "$out" | awk '/requests in/ {print $1}') $((after - before))"
+    case "$1" in
+        patch) wrk_window "$PORT" "$2" "$SECONDS_PER_RUN" taskset -c 1 "$ROOT/target/patch-app/release/netloop-patch-mode-app" "$PORT" 1 ;;
+        tokio) wrk_window "$PORT" "$2" "$SECONDS_PER_RUN" taskset -c 1 "$ROOT/target/patch-bench/build/release/netloop-patch-mode-app" "$PORT" 1 ;;
+        compat) wrk_window "$PORT" "$2" "$SECONDS_PER_RUN" taskset -c 1 "$ROOT/target/compat/release/examples/axum_timeout" netloop timeout "$PORT" ;;
+    esac
 }
 
 KINDS="patch tokio compat"

@@ -116,29 +116,10 @@ def build(pkg, out, features, tgts):
     for kind, t in tgts:
         cmd += ["--lib"] if kind == "lib" else ["--test", t]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    exes, errors = {}, {}
-    names = {t: label(k, t) for k, t in tgts}
-    for line in proc.stdout.splitlines():
-        try:
-            msg = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        tgt = msg.get("target", {})
-        kinds = tgt.get("kind", [])
-        key = label("lib", tgt.get("name")) if "lib" in kinds else label("test", tgt.get("name"))
-        if key not in names.values():
-            continue
-        if msg.get("reason") == "compiler-artifact" and msg.get("executable"):
-            exes[key] = msg["executable"]
-        elif msg.get("reason") == "compiler-message" and msg.get("message", {}).get("level") == "error":
-            errors.setdefault(key, []).append(msg["message"].get("rendered", ""))
-    os.makedirs(os.path.join(out, "logs"), exist_ok=True)
-    for key in names.values():
-        with open(os.path.join(out, "logs", key + ".log"), "w") as log:
-            log.write("".join(errors.get(key, [])))
-            if key not in exes and not errors.get(key):
-                log.write(proc.stderr[-20000:])
-    return exes
+    names = [label(k, t) for k, t in tgts]
+    return conformance.collect_build(
+        proc, names, os.path.join(out, "logs"),
+        lambda target: label("lib" if "lib" in target.get("kind", []) else "test", target.get("name")))
 
 
 def label(kind, name):

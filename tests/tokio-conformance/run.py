@@ -256,24 +256,32 @@ def build(files):
     for f in files:
         cmd += ["--test", f]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return collect_build(proc, files, os.path.join(OUT, "logs"), lambda target: target.get("name"))
+
+
+def collect_build(proc, names, logs, name_of):
+    """Reads a `cargo ... --message-format=json` run: returns {name: executable} for the
+    targets in `names` (`name_of` names a message's target) and writes each one's
+    compiler errors to logs/NAME.log (cargo's stderr when it built nothing and said
+    nothing of it)."""
     exes, errors = {}, {}
     for line in proc.stdout.splitlines():
         try:
             msg = json.loads(line)
         except json.JSONDecodeError:
             continue
-        name = msg.get("target", {}).get("name")
-        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and name in files:
+        name = name_of(msg.get("target", {}))
+        if name not in names:
+            continue
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable"):
             exes[name] = msg["executable"]
-        elif msg.get("reason") == "compiler-message" and name in files:
-            m = msg.get("message", {})
-            if m.get("level") == "error":
-                errors.setdefault(name, []).append(m.get("rendered", ""))
-    os.makedirs(os.path.join(OUT, "logs"), exist_ok=True)
-    for f in files:
-        with open(os.path.join(OUT, "logs", f + ".log"), "w") as log:
-            log.write("".join(errors.get(f, [])))
-            if f not in exes and not errors.get(f):
+        elif msg.get("reason") == "compiler-message" and msg.get("message", {}).get("level") == "error":
+            errors.setdefault(name, []).append(msg["message"].get("rendered", ""))
+    os.makedirs(logs, exist_ok=True)
+    for name in names:
+        with open(os.path.join(logs, name + ".log"), "w") as log:
+            log.write("".join(errors.get(name, [])))
+            if name not in exes and not errors.get(name):
                 log.write(proc.stderr[-20000:])
     return exes
 

@@ -6,9 +6,9 @@
 //! repeats *select → process I/O → run tasks*, with a lock-free inbox for other
 //! threads, a local run queue for its own, a timing wheel, and wakeup suppression (a
 //! producer writes the eventfd only when the loop is blocked, and only the first one
-//! to notice). A task stays, from its first poll, on the loop that polled it (a `Send`
-//! task not polled yet may start on an idle loop instead of a busy one): cheap
-//! same-thread wakes, and `!Send` futures anywhere on a loop.
+//! to notice). A task belongs to the loop that first polled it, for life; only a `Send`
+//! task that no loop has polled yet may be handed to an idle loop. So wakes stay on one
+//! thread, and `!Send` futures run anywhere on a loop.
 //!
 //! The module layout is tokio's: replace `tokio::` with `netloop::`.
 //!

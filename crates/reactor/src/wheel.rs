@@ -173,8 +173,8 @@ impl<T: WheelItem> TimerWheel<T> {
         match place {
             Place::Wheel { .. } if node.item.deadline() >= before => return true,
             Place::Wheel { level, slot } => self.unlink(key, level as usize, slot as usize),
-            // Its old heap slot no longer matches the item's deadline: `trim_due` drops
-            // it once it reaches the top (filing pushes a slot for the new deadline).
+            // A heap slot whose deadline differs from its item's is stale; `trim_due`
+            // drops stale slots at the top, and `file` pushes one for the new deadline.
             Place::Due => {}
         }
         self.file(key);

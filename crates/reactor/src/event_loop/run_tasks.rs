@@ -40,9 +40,9 @@ pub(super) fn run_runnable(core: &Core, runnable: LoopRunnable) {
 /// The hog check: a turn that held the loop longer than the threshold is named.
 ///
 /// Each turn costs one read of `sys::busy_ticks` (the time-stamp counter on x86_64):
-/// the end of one turn is the start of the next. A turn whose tick count passes a
-/// floor that no longer turn can stay under (the counter runs at 0.5 GHz or faster)
-/// is converted to time, rarely, and compared with the threshold.
+/// the end of one turn is the start of the next. `floor_ticks` is the threshold in
+/// ticks of the slowest counter assumed (0.5 GHz), so a turn with fewer ticks is under
+/// the threshold; only a turn above it is converted to time and compared.
 #[derive(Clone, Copy)]
 pub(super) struct HogWatch {
     threshold_nanos: u64,

@@ -381,9 +381,9 @@ impl<S: Source> PollEvented<S> {
             return Ok(registration);
         }
         // The fallback is the loop of the runtime the source came from (an accepted
-        // socket's listener's). Once that has shut down the source stays with it, as
-        // tokio's sockets stay with their runtime: a use under another runtime reports
-        // the shutdown instead of registering there.
+        // socket's listener's). A source registers with the current loop only while
+        // its fallback runs; after that it belongs to the shut-down fallback, and every
+        // use reports the shutdown, as tokio's sockets stay with their runtime.
         let fallback_gone = deferred.fallback.is_shutdown();
         let handle = match EventLoopHandle::current() {
             Some(current) if !fallback_gone => current,
