@@ -251,6 +251,30 @@ fn loops_start_lazily_without_eager_start() {
 }
 
 #[test]
+fn spawn_blocking_panics_as_tokio_does_when_the_os_refuses_every_pool_thread() {
+    test_body(|| {
+        // A stack as large as the whole user address space: no OS can give it.
+        const HUGE_STACK: usize = 1 << 47;
+        if thread::Builder::new().stack_size(HUGE_STACK).spawn(|| {}).is_ok() {
+            eprintln!("skip: this OS started a thread with a {HUGE_STACK}-byte stack");
+            return;
+        }
+        // A current-thread runtime starts no thread of its own: the blocking pool's
+        // first thread is the first one the stack size is asked of.
+        let rt = Builder::new_current_thread()
+            .thread_stack_size(HUGE_STACK)
+            .enable_all()
+            .build()
+            .unwrap();
+        let msg = panic_message(|| rt.block_on(async { task::spawn_blocking(|| 42).await }));
+        assert!(msg.starts_with("OS can't spawn worker thread: "), "{msg}");
+        // The runtime goes on, and dropping it does not wait for the refused task.
+        assert_eq!(rt.block_on(async { task::spawn(async { 7 }).await }).unwrap(), 7);
+        drop(rt);
+    });
+}
+
+#[test]
 fn enable_all_io_and_time_are_accepted() {
     test_body(|| {
         for mut b in [Builder::new_multi_thread(), Builder::new_current_thread()] {

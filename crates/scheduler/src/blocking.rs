@@ -70,6 +70,9 @@ impl BlockingPool {
         }
     }
 
+    /// Panics, as tokio does, if no pool thread exists and the OS refuses to start one:
+    /// the task would otherwise wait for a thread that never comes.
+    #[track_caller]
     pub(crate) fn spawn<F, R>(&self, f: F) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,
@@ -79,6 +82,7 @@ impl BlockingPool {
     }
 
     /// `spawn` for a closure that needs its own task id.
+    #[track_caller]
     pub(crate) fn spawn_with_id<F, R>(&self, f: F) -> JoinHandle<R>
     where
         F: FnOnce(Id) -> R + Send + 'static,
@@ -90,17 +94,23 @@ impl BlockingPool {
         // pool has shut down), and is otherwise polled, once, and dropped by the one
         // pool thread that takes its runnable.
         let (runnable, task) = unsafe { spawn_unchecked(self, future, None, id.as_u64()) };
-        self.schedule(runnable);
-        JoinHandle::new(task)
+        let task = JoinHandle::new(task);
+        if let Err(e) = self.schedule(runnable) {
+            panic!("OS can't spawn worker thread: {e}");
+        }
+        task
     }
 
-    fn schedule(&self, runnable: PoolRunnable) {
+    /// Queues `runnable` for an idle thread, or a new one. Fails when the OS refuses a
+    /// new thread and no pool thread will ever take the task: none exists, or the error
+    /// is not a temporary one (tokio's rule). The task is then dropped, not queued.
+    fn schedule(&self, runnable: PoolRunnable) -> std::io::Result<()> {
         let mut st = lock(&self.inner.state);
         if st.shutdown {
             // Dropping closes the task: its JoinHandle reports cancellation.
             drop(st);
             drop(runnable);
-            return;
+            return Ok(());
         }
         st.queue.push_back(runnable);
         if st.idle > st.notified {
@@ -116,11 +126,18 @@ impl BlockingPool {
                 }
                 Err(e) => {
                     st.threads -= 1;
-                    tracing::error!(target: "netloop::blocking", error = %e,
-                        "could not spawn a blocking thread; the task waits for a free one");
+                    if st.threads == 0 || e.kind() != std::io::ErrorKind::WouldBlock {
+                        // Taken back out of the queue, dropped once the lock is released.
+                        let orphan = st.queue.pop_back();
+                        drop(st);
+                        drop(orphan);
+                        return Err(e);
+                    }
+                    // A busy pool thread takes the task when it is free.
                 }
             }
         }
+        Ok(())
     }
 
     fn spawn_thread(&self, index: usize) -> std::io::Result<thread::JoinHandle<()>> {

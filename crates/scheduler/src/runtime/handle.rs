@@ -119,6 +119,11 @@ impl Handle {
     }
 
     /// Runs a blocking closure on the blocking pool.
+    ///
+    /// # Panics
+    ///
+    /// If no pool thread exists and the OS refuses to start one (tokio's panic).
+    #[track_caller]
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,

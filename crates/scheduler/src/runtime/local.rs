@@ -108,6 +108,11 @@ impl LocalRuntime {
     }
 
     /// Runs a blocking closure on the runtime's blocking pool.
+    ///
+    /// # Panics
+    ///
+    /// If no pool thread exists and the OS refuses to start one (tokio's panic).
+    #[track_caller]
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,

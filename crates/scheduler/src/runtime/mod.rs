@@ -144,6 +144,11 @@ impl Runtime {
     }
 
     /// Runs a blocking closure on the blocking pool.
+    ///
+    /// # Panics
+    ///
+    /// If no pool thread exists and the OS refuses to start one (tokio's panic).
+    #[track_caller]
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,

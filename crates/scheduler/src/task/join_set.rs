@@ -286,6 +286,7 @@ impl<T: Send + 'static> JoinSet<T> {
     }
 
     /// Runs a blocking closure on `handle`'s blocking pool as a member of the set.
+    #[track_caller]
     pub fn spawn_blocking_on<F>(&mut self, f: F, handle: &Handle) -> AbortHandle
     where
         F: FnOnce() -> T + Send + 'static,
@@ -294,6 +295,7 @@ impl<T: Send + 'static> JoinSet<T> {
     }
 
     /// Runs a blocking closure on `pool` as a member of the set.
+    #[track_caller]
     fn spawn_blocking_in<F>(&mut self, pool: &BlockingPool, f: F) -> AbortHandle
     where
         F: FnOnce() -> T + Send + 'static,

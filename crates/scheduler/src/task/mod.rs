@@ -29,7 +29,8 @@ use std::future::Future;
 use crate::shared::RuntimeFlavor;
 
 /// Runs a blocking closure on the runtime's blocking pool (tokio's
-/// `task::spawn_blocking`). Panics outside a runtime.
+/// `task::spawn_blocking`). Panics outside a runtime, and, as tokio does, when the pool
+/// has no thread and the OS refuses to start one ("OS can't spawn worker thread").
 ///
 /// For work that would hold up a loop: blocking calls (a synchronous library, a
 /// file), or a long computation. The loops go on serving their tasks meanwhile.
