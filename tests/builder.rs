@@ -213,13 +213,12 @@ fn on_thread_stop_has_run_on_blocking_threads_when_drop_returns() {
 }
 
 #[test]
-fn eager_start_starts_every_loop_at_build() {
+fn every_loop_starts_at_build_by_default_as_on_tokio() {
     test_body(|| {
         let (tx, rx) = mpsc::channel();
         let tx = Mutex::new(tx);
         let rt = Builder::new_multi_thread()
             .worker_threads(2)
-            .eager_start(true)
             .on_thread_start(move || tx.lock().unwrap().send(thread_name()).unwrap())
             .build()
             .unwrap();

@@ -79,7 +79,7 @@ impl Builder {
             on_thread_stop: None,
             max_blocking_threads: 512,
             thread_keep_alive: Duration::from_secs(10),
-            eager_start: false,
+            eager_start: true,
             start_paused: false,
             quiet_period_set: false,
             event_loop: EventLoopBuilder::new(),
@@ -326,7 +326,13 @@ impl Builder {
         self
     }
 
-    /// netloop: start every loop's thread at `build` instead of on first use.
+    /// netloop: whether `build` starts every loop's thread (multi-thread only).
+    ///
+    /// The default, `true`, is tokio's: every worker thread exists once `build`
+    /// returns, and `on_thread_start` has been called (or is about to be) for each.
+    /// `false` is Netty's way: each loop's thread starts with the first task or socket
+    /// that reaches it, so a runtime whose loops go unused costs no threads, and
+    /// `on_thread_start` runs as each loop starts.
     pub fn eager_start(&mut self, eager: bool) -> &mut Self {
         self.eager_start = eager;
         self
