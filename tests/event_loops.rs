@@ -301,7 +301,13 @@ fn in_event_loop_is_true_only_on_the_loops_own_thread() {
 #[test]
 fn metrics_count_the_loops_work() {
     test_body(|| {
-        let rt = multi();
+        // Loops that start on first use, so that the figures start from zero.
+        let rt = netloop::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .eager_start(false)
+            .enable_all()
+            .build()
+            .unwrap();
         let event_loop = rt.handle().event_loops().get(0).unwrap().clone();
         let before = event_loop.metrics();
         assert_eq!(before.state, LoopState::NotStarted);
