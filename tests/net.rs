@@ -1587,3 +1587,56 @@ fn tcp_socket_listen_connect_and_errors() {
 async fn both<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
     netloop::join!(a, b)
 }
+
+/// While a task blocks in place, its loop's stand-in polls the loop's sockets: a
+/// connection served by another task of that loop is answered during the closure, as
+/// on tokio, whose blocked worker hands its I/O driver on. The closure ends only once
+/// the echo came back, so without that the test fails at the read's timeout.
+#[test]
+fn block_in_place_keeps_serving_its_loops_connections() {
+    test_body(|| {
+        let rt = Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let here = rt.handle().event_loops().get(0).unwrap().clone();
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let server = task::spawn_on(&here, async move {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            addr_tx.send(listener.local_addr().unwrap()).unwrap();
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 16];
+            loop {
+                let n = conn.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    return netloop::runtime::worker_index();
+                }
+                conn.write_all(&buf[..n]).await.unwrap();
+            }
+        });
+        let addr = addr_rx.recv_timeout(WAIT).unwrap();
+        let mut client = std::net::TcpStream::connect(addr).unwrap();
+        client.set_read_timeout(Some(WAIT)).unwrap();
+        let mut echo = [0u8; 1];
+        client.write_all(b"a").unwrap();
+        client.read_exact(&mut echo).unwrap();
+        // Block loop 0 in place until the next echo has come back.
+        let (entered_tx, entered_rx) = std::sync::mpsc::channel();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let blocker = task::spawn_on(&here, async move {
+            task::block_in_place(|| {
+                entered_tx.send(()).unwrap();
+                release_rx.recv_timeout(Duration::from_secs(20)).is_ok()
+            })
+        });
+        entered_rx.recv_timeout(WAIT).unwrap();
+        client.write_all(b"b").unwrap();
+        let echoed = client.read_exact(&mut echo).map(|()| echo);
+        release_tx.send(()).unwrap();
+        assert_eq!(echoed.expect("no echo while the loop blocked in place"), *b"b");
+        assert!(rt.block_on(blocker).unwrap(), "the closure ended by the test");
+        drop(client);
+        assert_eq!(rt.block_on(server).unwrap(), Some(0), "the server stayed on its loop");
+    });
+}

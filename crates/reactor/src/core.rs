@@ -11,6 +11,7 @@ use crate::queue_item::QueueItem;
 use crate::run_queue::RunQueue;
 use crate::scheduled::{ScheduledQueue, ScheduledState, ScheduledTask, TimerKey};
 use crate::shared::{LoopItem, LoopRunnable, Shared};
+use crate::sys::Selector;
 use crate::tail::TailTask;
 use crate::task::TaskList;
 
@@ -19,13 +20,18 @@ use crate::task::TaskList;
 pub(crate) struct Core {
     pub(crate) shared: Arc<Shared>,
     pub(crate) local: Local,
+    /// The loop's poller. Used by the thread that drives the loop, or by its stand-in
+    /// while that thread blocks in place (`event_loop/stand_in.rs`); each borrow lasts
+    /// one select or one pass over its events and runs no task code.
+    pub(crate) selector: RefCell<Selector>,
 }
 
 impl Core {
-    pub(crate) fn new(shared: Arc<Shared>) -> Core {
+    pub(crate) fn new(shared: Arc<Shared>, selector: Selector) -> Core {
         Core {
             shared,
             local: Local::new(),
+            selector: RefCell::new(selector),
         }
     }
 }

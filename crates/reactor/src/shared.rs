@@ -164,7 +164,10 @@ impl Shared {
         }
     }
 
-    fn write_eventfd(&self) {
+    /// Ends the select in progress (or the next one) whatever the wake-up protocol
+    /// says: for a stand-in told to stop, which waits in the loop's selector while the
+    /// loop counts as awake.
+    pub(crate) fn write_eventfd(&self) {
         if let Err(e) = self.selector_waker.wake() {
             tracing::error!(target: "netloop::reactor", loop_id = self.id, error = %e, "failed to wake the event loop");
         }

@@ -51,7 +51,6 @@ pub struct EventLoop {
 
 /// The mutable state of the loop's thread that tasks never see.
 struct Driver {
-    selector: Selector,
     io_ratio: u64,
     counters: LoopCounters,
     owner: Option<ThreadId>,
@@ -109,9 +108,8 @@ impl EventLoop {
             b.on_task_panic.clone(),
         ));
         Ok(EventLoop {
-            core: Box::new(Core::new(shared)),
+            core: Box::new(Core::new(shared, selector)),
             driver: Driver {
-                selector,
                 io_ratio: u64::from(b.io_ratio),
                 counters: LoopCounters::default(),
                 owner: None,
@@ -236,9 +234,8 @@ impl Drop for EventLoop {
             // Its futures may be `!Send`: dropping them here could abort the process.
             tracing::error!(target: "netloop::reactor", loop_id = self.core.shared.id,
                 "event loop dropped off its thread with live tasks; leaking them");
-            let fresh = Box::new(Core::new(self.core.shared.clone()));
-            let core = std::mem::replace(&mut self.core, fresh);
-            std::mem::forget(core);
+            let tasks = std::mem::replace(&mut self.core.local, crate::core::Local::new());
+            std::mem::forget(tasks);
         }
         // Shut down now: whatever is queued is dropped, nothing more is accepted.
         self.core.shared.advance_state(LoopState::Shutdown);

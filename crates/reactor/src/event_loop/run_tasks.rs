@@ -125,9 +125,12 @@ impl Driver {
     /// task budget is looked at after every 64th task, and an event wakes at most two
     /// tasks, so with fewer than 64 tasks possibly ready the time is not read.
     pub(super) fn io_timer_start(&self, core: &Core) -> Option<u64> {
-        (self.io_ratio != 100
-            && !self.selector.events().is_empty()
-            && self.ready_tasks(core) + 2 * self.selector.event_count() >= CLOCK_CHECK_INTERVAL as usize)
+        if self.io_ratio == 100 {
+            return None;
+        }
+        let selector = core.selector.borrow();
+        (!selector.events().is_empty()
+            && self.ready_tasks(core) + 2 * selector.event_count() >= CLOCK_CHECK_INTERVAL as usize)
             .then(clock::now)
     }
 

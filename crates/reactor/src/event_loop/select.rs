@@ -47,7 +47,7 @@ impl Driver {
             peers.set_idle(*me, true);
         }
         let polled = if has_tasks {
-            Some(self.selector.select(Some(Duration::ZERO)))
+            Some(core.selector.borrow_mut().select(Some(Duration::ZERO)))
         } else if let Some(polled) = self.spin_for_work(core, wait_until, extra_ready) {
             Some(polled)
         } else {
@@ -65,7 +65,7 @@ impl Driver {
         if went_idle {
             self.busy_since = sys::busy_ticks();
         }
-        self.after_select(shared, polled);
+        self.after_select(core, polled);
         blocked
     }
 
@@ -86,8 +86,8 @@ impl Driver {
         } else if shared.clock.is_paused() && next_timer.is_some() && shared.clock.may_auto_advance() {
             // Paused time: look at I/O without waiting; if nothing happened, jump
             // to the next timer (tokio's auto-advance).
-            let polled = self.selector.select(Some(Duration::ZERO));
-            if self.selector.events().is_empty() && !self.has_tasks(core, extra_ready) {
+            let polled = core.selector.borrow_mut().select(Some(Duration::ZERO));
+            if core.selector.borrow().events().is_empty() && !self.has_tasks(core, extra_ready) {
                 shared.clock.advance_to(next_timer.unwrap_or(NONE));
             }
             Some(polled)
@@ -99,14 +99,14 @@ impl Driver {
 
     /// Handles the select's result: a failed poll is logged and backed off from
     /// (design §7), and leaves no events behind.
-    fn after_select(&mut self, shared: &Shared, polled: Option<std::io::Result<()>>) {
+    fn after_select(&mut self, core: &Core, polled: Option<std::io::Result<()>>) {
         match polled {
-            None => self.selector.clear(),
+            None => core.selector.borrow_mut().clear(),
             Some(Ok(())) => {}
-            Some(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => self.selector.clear(),
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => core.selector.borrow_mut().clear(),
             Some(Err(e)) => {
-                self.selector.clear();
-                tracing::error!(target: "netloop::reactor", loop_id = shared.id, error = %e,
+                core.selector.borrow_mut().clear();
+                tracing::error!(target: "netloop::reactor", loop_id = core.shared.id, error = %e,
                     "Poll::poll failed; backing off for 1 s");
                 thread::sleep(POLL_ERROR_BACKOFF);
             }
@@ -134,7 +134,7 @@ impl Driver {
                 timeout = Some(Duration::ZERO);
             }
         }
-        let polled = self.selector.select(timeout);
+        let polled = core.selector.borrow_mut().select(timeout);
         self.counters.unparks += 1;
         if let Some(hook) = &self.on_unpark {
             (hook.0)();
@@ -167,10 +167,11 @@ impl Driver {
         for round in 1u32.. {
             thread::yield_now();
             let found = if self.has_tasks(core, extra_ready) {
-                Some(self.selector.select(Some(Duration::ZERO)))
+                Some(core.selector.borrow_mut().select(Some(Duration::ZERO)))
             } else if round % IO_CHECK_ROUNDS == 0 {
-                let polled = self.selector.select(Some(Duration::ZERO));
-                (polled.is_err() || !self.selector.events().is_empty()).then_some(polled)
+                let mut selector = core.selector.borrow_mut();
+                let polled = selector.select(Some(Duration::ZERO));
+                (polled.is_err() || !selector.events().is_empty()).then_some(polled)
             } else {
                 None
             };
@@ -220,31 +221,58 @@ impl Driver {
     /// Records readiness for each event and wakes the tasks waiting on it.
     /// Returns (I/O events, wakeups received).
     pub(super) fn process_io(&mut self, core: &Core) -> (u64, u64) {
-        if self.selector.events().is_empty() {
-            return (0, 0);
+        let io = dispatch_events(core, &mut self.wake_buf);
+        self.counters.io_events += io.events;
+        self.counters.io_wakes_remote += io.remote_wakes;
+        self.counters.wakeups_received += io.wakeups;
+        (io.events, io.wakeups)
+    }
+}
+
+/// What one pass over the selector's events found.
+pub(super) struct IoPass {
+    /// Events of registrations.
+    pub(super) events: u64,
+    /// Wake-ups of the loop (its waker's events).
+    pub(super) wakeups: u64,
+    /// Wakes of tasks of other loops or of other wakers.
+    pub(super) remote_wakes: u64,
+}
+
+/// Records the readiness of each event of the last select in its registration and
+/// wakes what waits on it: this loop's tasks in place, other wakers through
+/// `wake_buf`, woken once the selector is released. Leaves no event behind. The
+/// driver's I/O step, and a stand-in's while the loop's thread blocks in place.
+pub(super) fn dispatch_events(core: &Core, wake_buf: &mut Vec<Waker>) -> IoPass {
+    let mut pass = IoPass {
+        events: 0,
+        wakeups: 0,
+        remote_wakes: 0,
+    };
+    {
+        let mut selector = core.selector.borrow_mut();
+        if selector.events().is_empty() {
+            return pass;
         }
-        let (mut io_events, mut wakeups, mut remote) = (0, 0, 0);
         let in_place = |waker: &Waker| wake_in_place::<Arc<Shared>>(core, waker);
-        for event in self.selector.events().iter() {
+        for event in selector.events().iter() {
             if event.token() == WAKER_TOKEN {
-                wakeups += 1;
+                pass.wakeups += 1;
                 continue;
             }
-            io_events += 1;
-            // SAFETY: every other token is a registration's, returned by this
-            // iteration's select; the registration set frees a registration only at
-            // `release_pending`, which runs before select, so it is still allocated.
+            pass.events += 1;
+            // SAFETY: every other token is a registration's, returned by the last
+            // select; the registration set frees a registration only at
+            // `release_pending`, which runs before each select (of the loop's thread or
+            // its stand-in), so it is still allocated.
             let io = unsafe { Readiness::from_token(event.token()) };
-            remote += io.set_readiness(Ready::from_mio(event), &in_place, &mut self.wake_buf);
+            pass.remote_wakes += io.set_readiness(Ready::from_mio(event), &in_place, wake_buf);
         }
-        self.selector.clear();
-        self.counters.io_events += io_events;
-        self.counters.io_wakes_remote += remote;
-        self.counters.wakeups_received += wakeups;
-        if !self.wake_buf.is_empty() {
-            // Wakers other than loop tasks' (see `Readiness::set_readiness`).
-            self.wake_buf.drain(..).for_each(Waker::wake);
-        }
-        (io_events, wakeups)
+        selector.clear();
     }
+    if !wake_buf.is_empty() {
+        // Wakers other than loop tasks' (see `Readiness::set_readiness`).
+        wake_buf.drain(..).for_each(Waker::wake);
+    }
+    pass
 }

@@ -1,18 +1,23 @@
 //! `block_in_place` without stopping the loop: while the loop's thread runs the
-//! blocking closure, a stand-in thread runs the loop's `Send` tasks and fires its
-//! timers (issue 35).
+//! blocking closure, a stand-in thread polls the loop's sockets, runs its `Send` tasks
+//! and fires its timers (issue 35).
 //!
-//! The loop's state (`Core`) is owned by one thread at a time: the loop's thread hands
-//! it over when it enters the closure (it leaves the loop, `context::outside_loop`, and
-//! touches the core no more until the closure returns) and takes it back after the
-//! stand-in thread has stopped and been joined (the join orders every write of the
-//! stand-in before the loop's next read). The stand-in polls only tasks marked
-//! `Send` (`Runnable::is_send`): a `!Send` task may share `Rc`s or other thread-bound
-//! state with the task blocking in place, whose closure runs meanwhile, so such tasks
-//! wait, set aside, as do closures, due scheduled jobs and the loop's I/O (the
-//! selector stays with the loop's thread; a socket's readiness is seen after the
-//! closure). Timer wakes fire. The stand-in looks at the inbox at least every
-//! millisecond: producers see the loop as awake and send no wake meanwhile.
+//! The loop's state (`Core`, its selector included) is owned by one thread at a time:
+//! the loop's thread hands it over when it enters the closure (it leaves the loop,
+//! `context::outside_loop`, and touches the core no more until the closure returns)
+//! and takes it back after the stand-in thread has stopped and been joined (the join
+//! orders every write of the stand-in before the loop's next read). The loop's thread
+//! had processed its last select's events before it ran the task that blocks, so the
+//! stand-in starts from a selector with none pending.
+//!
+//! The stand-in polls only tasks marked `Send` (`Runnable::is_send`): a `!Send` task
+//! may share `Rc`s or other thread-bound state with the task blocking in place, whose
+//! closure runs meanwhile, so such tasks wait, set aside, as do closures and due
+//! scheduled jobs. Readiness is recorded for every socket, and the `!Send` tasks it
+//! wakes run after the closure. Timer wakes fire. The stand-in waits in the selector
+//! for a millisecond at most, then looks at the inbox: producers see the loop as awake
+//! and send no wake meanwhile. Stopping it writes the loop's waker, which ends that
+//! wait at once.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -23,6 +28,7 @@ use std::time::Duration;
 
 use super::Driver;
 use super::run_tasks::run_runnable;
+use super::select::dispatch_events;
 use crate::clock;
 use crate::context;
 use crate::core::Core;
@@ -30,7 +36,7 @@ use crate::run_queue::Next;
 use crate::share_work;
 use crate::shared::LoopRunnable;
 
-/// How long an idle stand-in sleeps at most before it looks at the inbox again.
+/// How long an idle stand-in waits for I/O at most before it looks at the inbox again.
 const INBOX_CHECK: Duration = Duration::from_millis(1);
 
 thread_local! {
@@ -51,12 +57,17 @@ unsafe impl Send for CorePtr {}
 struct StandIn {
     stop: Arc<AtomicBool>,
     thread: Option<thread::JoinHandle<()>>,
+    /// The loop's shared half, whose waker ends the stand-in's wait in the selector.
+    shared: Arc<crate::shared::Shared>,
 }
 
 impl Drop for StandIn {
     fn drop(&mut self) {
         self.stop.store(true, Release);
         if let Some(t) = self.thread.take() {
+            // The stand-in waits in the selector (the waker ends that) or, after a
+            // failed select, parks (the unpark ends that).
+            self.shared.write_eventfd();
             t.thread().unpark();
             // A panic of the stand-in itself (not of a task: those are caught) is not
             // this thread's to resume; the loop's state is whole again either way.
@@ -71,6 +82,9 @@ impl StandIn {
     /// until the returned value is dropped, and which outlives that drop.
     unsafe fn start(core: *const Core, wrap: Option<StandInContext>) -> Option<StandIn> {
         let stop = Arc::new(AtomicBool::new(false));
+        // SAFETY: per the contract, the core is alive, and this thread only reads its
+        // shared half, which is `Sync`.
+        let shared = unsafe { (*core).shared.clone() };
         let core = CorePtr(core);
         let flag = stop.clone();
         let thread = thread::Builder::new()
@@ -93,17 +107,20 @@ impl StandIn {
         Some(StandIn {
             stop,
             thread: Some(thread),
+            shared,
         })
     }
 }
 
-/// The stand-in's loop: runs the core's `Send` tasks until `stop`.
+/// The stand-in's loop: polls the core's sockets and runs its `Send` tasks until
+/// `stop`.
 fn stand_in(core: &Core, stop: &AtomicBool) {
     let Ok(_entered) = context::enter(core) else {
         return;
     };
     let mut aside_tasks: Vec<LoopRunnable> = Vec::new();
     let mut aside_other = Vec::new();
+    let mut wake_buf = Vec::new();
     while !stop.load(Acquire) {
         let n = core.shared.inbox.len();
         for _ in 0..n {
@@ -135,11 +152,30 @@ fn stand_in(core: &Core, stop: &AtomicBool) {
                 None => break,
             }
         }
-        if ran == 0 && !stop.load(Acquire) {
-            let wait = core.local.next_deadline().map_or(INBOX_CHECK, |d| {
+        if stop.load(Acquire) {
+            break;
+        }
+        // Waits only when no task ran: tasks that ran may have woken others.
+        let wait = if ran == 0 {
+            core.local.next_deadline().map_or(INBOX_CHECK, |d| {
                 clock::until(core.shared.clock.now_from(clock::now()), d).min(INBOX_CHECK)
-            });
-            thread::park_timeout(wait);
+            })
+        } else {
+            Duration::ZERO
+        };
+        // As before every select of the loop: no event of an earlier one is left.
+        core.shared.io.release_pending();
+        let polled = core.selector.borrow_mut().select(Some(wait));
+        match polled {
+            Ok(()) => {
+                dispatch_events(core, &mut wake_buf);
+            }
+            Err(_) => {
+                // Interrupted, or a failing poller: the loop's thread reports the
+                // latter once it is back. Meanwhile the stand-in waits as it would have.
+                core.selector.borrow_mut().clear();
+                thread::park_timeout(wait);
+            }
         }
     }
     // Back in the run queue for the loop's thread, behind what is there.

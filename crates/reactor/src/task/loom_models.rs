@@ -348,7 +348,8 @@ fn a_move_racing_an_abort_loses_nothing() {
             unsafe { super::header::scheduler::<Arc<Shared>>(runnable.ptr()) },
             owner
         ));
-        let core = crate::core::Core::new(owner.clone());
+        let (selector, _, _) = crate::sys::Selector::new(8, None).expect("epoll");
+        let core = crate::core::Core::new(owner.clone(), selector);
         // SAFETY: `core` is the local half of the task's owner, on this thread alone.
         unsafe { runnable.run(&core) };
         assert_eq!(drops.load(SeqCst), 0, "an aborted task was polled");
