@@ -57,13 +57,11 @@ where
 /// Runs the blocking closure `f` on this thread (tokio's `task::block_in_place`).
 ///
 /// On a netloop loop thread, the loop's tasks that have not started move to the
-/// group's other loops, and a stand-in thread runs the loop's other `Send` tasks and
-/// fires its timers while `f` runs. Two things wait for `f` to return: the loop's
-/// `!Send` tasks (they may share state with the caller), and its sockets' readiness
-/// (the loop's selector stays with this thread), so a connection of this loop is
-/// served again only after `f`. Prefer [`spawn_blocking`], which runs `f` on the
-/// blocking pool and leaves the loop whole. Inside `f` the thread counts as off the
-/// loops: `f` may `block_on`
+/// group's other loops, and a stand-in thread polls the loop's sockets, runs its other
+/// `Send` tasks and fires its timers while `f` runs. The loop's `!Send` tasks wait for
+/// `f` to return (they may share state with the caller). Prefer [`spawn_blocking`],
+/// which runs `f` on the blocking pool and leaves the loop whole. Inside `f` the
+/// thread counts as off the loops: `f` may `block_on`
 /// (another runtime, or this one's handle), and what it spawns goes to the runtime's
 /// other loops. In `block_on` of a multi-thread runtime, or outside any runtime, `f`
 /// simply runs.
