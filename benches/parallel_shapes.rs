@@ -154,3 +154,20 @@ pub fn spawns_while_blocked(rt: &rt::runtime::Runtime, spawns: usize) -> Duratio
     block.wait();
     if finished { took } else { Duration::MAX }
 }
+
+/// A task calls `block_in_place` `calls` times in a row, each closure spinning for
+/// `each`: wall time (the cost of stepping off the loop and back, per call, beyond the
+/// closures' own time).
+pub fn block_in_place_calls(rt: &rt::runtime::Runtime, calls: usize, each: Duration) -> Duration {
+    rt.block_on(async move {
+        rt::spawn(async move {
+            let start = Instant::now();
+            for _ in 0..calls {
+                rt::task::block_in_place(|| spin(each));
+            }
+            start.elapsed()
+        })
+        .await
+        .unwrap()
+    })
+}

@@ -1081,3 +1081,43 @@ fn a_block_on_inside_block_in_place_has_a_budget_of_its_own() {
         })
     });
 }
+
+/// A loop thread keeps one stand-in for all its `block_in_place` calls: every closure
+/// long enough to be stood in for is stood in for by the same thread.
+#[test]
+fn a_loop_thread_keeps_one_stand_in_for_every_block_in_place() {
+    test_body(|| {
+        let rt = multi();
+        let stand_ins = rt.block_on(async {
+            task::spawn(async {
+                let home = std::thread::current().id();
+                let here = netloop::runtime::Handle::current()
+                    .event_loops()
+                    .get(netloop::runtime::worker_index().unwrap())
+                    .unwrap()
+                    .clone();
+                let seen = Arc::new(Mutex::new(HashSet::new()));
+                let ticker = {
+                    let seen = seen.clone();
+                    task::spawn_on(&here, async move {
+                        loop {
+                            time::sleep(Duration::from_millis(1)).await;
+                            let now = std::thread::current().id();
+                            if now != home {
+                                seen.lock().unwrap().insert(now);
+                            }
+                        }
+                    })
+                };
+                for _ in 0..10 {
+                    task::block_in_place(|| thread::sleep(Duration::from_millis(20)));
+                }
+                ticker.abort();
+                seen.lock().unwrap().len()
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(stand_ins, 1, "threads that stood in for the loop");
+    });
+}

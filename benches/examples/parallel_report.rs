@@ -8,7 +8,9 @@
 //!   50 ms of work, all spawned from one task (p99 of how late the sleeps wake); the
 //!   same with each burst inside `block_in_place`;
 //! - blocked: both workers block in place, then 1,000 tasks are spawned from outside
-//!   (tokio's `rt_threaded::blocking`): time until all ran.
+//!   (tokio's `rt_threaded::blocking`): time until all ran;
+//! - `block_in_place` calls: a task calls it 5,000 times with an empty closure, and 500
+//!   times with a closure of 200 µs: what stepping off the loop and back costs.
 //!
 //! ```sh
 //! cargo run --release -p netloop-benches --example parallel_report        # 5 rounds
@@ -87,6 +89,14 @@ fn main() {
         shape!(
             "1,000 spawns while both workers block in place (ms)",
             spawns_while_blocked(1000)
+        ),
+        shape!(
+            "5,000 block_in_place calls of an empty closure (ms)",
+            block_in_place_calls(5000, Duration::ZERO)
+        ),
+        shape!(
+            "500 block_in_place calls of 200 µs (ms)",
+            block_in_place_calls(500, Duration::from_micros(200))
         ),
     ];
     println!("| shape | netloop median (range) | tokio median (range) | netloop / tokio |");

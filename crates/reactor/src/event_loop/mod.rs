@@ -1,7 +1,9 @@
 //! `EventLoop`: one Netty `NioEventLoop` — select, process I/O, run tasks — driven by
 //! whichever thread calls [`run`](EventLoop::run), [`run_once`](EventLoop::run_once)
-//! or [`block_on`](EventLoop::block_on). This crate never spawns a thread.
+//! or [`block_on`](EventLoop::block_on). The only thread this crate spawns is a loop
+//! thread's stand-in, for `block_in_place` (`stand_in.rs`).
 
+mod handover;
 mod run_tasks;
 mod select;
 mod shutdown;

@@ -2,13 +2,16 @@
 //! blocking closure, a stand-in thread polls the loop's sockets, runs its `Send` tasks
 //! and fires its timers (issue 35).
 //!
-//! The loop's state (`Core`, its selector included) is owned by one thread at a time:
-//! the loop's thread hands it over when it enters the closure (it leaves the loop,
-//! `context::outside_loop`, and touches the core no more until the closure returns)
-//! and takes it back after the stand-in thread has stopped and been joined (the join
-//! orders every write of the stand-in before the loop's next read). The loop's thread
-//! had processed its last select's events before it ran the task that blocks, so the
-//! stand-in starts from a selector with none pending.
+//! Each thread that drives a loop gets one stand-in thread, at its first
+//! `block_in_place`, and keeps it until it exits. The loop's state (`Core`, its
+//! selector included) is owned by one thread at a time, as `handover.rs` describes: the
+//! loop's thread offers it as it enters the closure (it leaves the loop,
+//! `context::outside_loop`, and touches the core no more), the stand-in takes it only
+//! if the offer still stands after [`GRACE`], and the loop's thread gets it back as the
+//! closure returns: at once if the offer was not taken, else once the stand-in has
+//! finished the task it was polling. The loop's thread had processed its last select's
+//! events before it ran the task that blocks, so the stand-in starts from a selector
+//! with none pending.
 //!
 //! The stand-in polls only tasks marked `Send` (`Runnable::is_send`): a `!Send` task
 //! may share `Rc`s or other thread-bound state with the task blocking in place, whose
@@ -16,17 +19,16 @@
 //! scheduled jobs. Readiness is recorded for every socket, and the `!Send` tasks it
 //! wakes run after the closure. Timer wakes fire. The stand-in waits in the selector
 //! for a millisecond at most, then looks at the inbox: producers see the loop as awake
-//! and send no wake meanwhile. Stopping it writes the loop's waker, which ends that
-//! wait at once.
+//! and send no wake meanwhile. Asking the state back writes the loop's waker, which
+//! ends that wait at once.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::{Acquire, Release};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::Driver;
+use super::handover::Handover;
 use super::run_tasks::run_runnable;
 use super::select::dispatch_events;
 use crate::clock;
@@ -34,18 +36,26 @@ use crate::context;
 use crate::core::Core;
 use crate::run_queue::Next;
 use crate::share_work;
-use crate::shared::LoopRunnable;
+use crate::shared::{LoopRunnable, Shared};
 
 /// How long an idle stand-in waits for I/O at most before it looks at the inbox again.
 const INBOX_CHECK: Duration = Duration::from_millis(1);
+
+/// How long an offer stands before the stand-in takes the loop's state: a closure that
+/// returns sooner costs no hand-over, and the loop's other tasks wait at most this
+/// long for one that does not.
+const GRACE: Duration = Duration::from_micros(50);
 
 thread_local! {
     /// True on a stand-in thread: a `block_in_place` there runs in place (its loop
     /// already has its stand-in, this thread).
     static STAND_IN: Cell<bool> = const { Cell::new(false) };
+
+    /// The stand-in of the loops this thread drives, once it first blocked in place.
+    static MY_STAND_IN: RefCell<Option<StandIn>> = const { RefCell::new(None) };
 }
 
-/// Wraps the stand-in thread's whole body (say, to enter a runtime's context on it).
+/// Wraps each turn of the stand-in (say, to enter a runtime's context on it).
 pub type StandInContext = Box<dyn FnOnce(&mut dyn FnMut()) + Send>;
 
 /// The loop's core, sent to the stand-in thread.
@@ -53,75 +63,155 @@ struct CorePtr(*const Core);
 // SAFETY: the core is used by one thread at a time, handed over as the module docs say.
 unsafe impl Send for CorePtr {}
 
-/// A running stand-in; dropping it stops and joins the thread.
+/// What goes with an offer: the core, and what to wrap the stand-in's turn in.
+struct Offer {
+    core: CorePtr,
+    wrap: Option<StandInContext>,
+}
+
+/// A loop thread's stand-in thread; dropping it (as the loop's thread exits) ends it.
 struct StandIn {
-    stop: Arc<AtomicBool>,
+    handover: Arc<Handover<Offer>>,
     thread: Option<thread::JoinHandle<()>>,
-    /// The loop's shared half, whose waker ends the stand-in's wait in the selector.
-    shared: Arc<crate::shared::Shared>,
 }
 
 impl Drop for StandIn {
     fn drop(&mut self) {
-        self.stop.store(true, Release);
+        // Never dropped while an offer stands: `Lent` holds the state's return.
+        self.handover.close();
         if let Some(t) = self.thread.take() {
-            // The stand-in waits in the selector (the waker ends that) or, after a
-            // failed select, parks (the unpark ends that).
-            self.shared.write_eventfd();
             t.thread().unpark();
             // A panic of the stand-in itself (not of a task: those are caught) is not
-            // this thread's to resume; the loop's state is whole again either way.
+            // this thread's to resume.
             let _ = t.join();
         }
     }
 }
 
 impl StandIn {
-    /// # Safety
-    /// `core` is the core of the loop whose thread calls this, which touches it no more
-    /// until the returned value is dropped, and which outlives that drop.
-    unsafe fn start(core: *const Core, wrap: Option<StandInContext>) -> Option<StandIn> {
-        let stop = Arc::new(AtomicBool::new(false));
-        // SAFETY: per the contract, the core is alive, and this thread only reads its
-        // shared half, which is `Sync`.
-        let shared = unsafe { (*core).shared.clone() };
-        let core = CorePtr(core);
-        let flag = stop.clone();
+    /// Starts a stand-in for the calling thread's loops; `None` if no thread can start.
+    fn start() -> Option<StandIn> {
+        let handover = Arc::new(Handover::new());
+        let theirs = handover.clone();
         let thread = thread::Builder::new()
             .name("netloop-stand-in".into())
-            .spawn(move || {
-                let core = core;
-                let mut body = || {
-                    STAND_IN.with(|s| s.set(true));
-                    // SAFETY: per `start`'s contract, the core is alive and this thread's
-                    // alone until `flag` is set and this thread is joined.
-                    let core = unsafe { &*core.0 };
-                    stand_in(core, &flag);
-                };
-                match wrap {
-                    Some(wrap) => wrap(&mut body),
-                    None => body(),
-                }
-            })
+            .spawn(move || serve(&theirs))
             .ok()?;
         Some(StandIn {
-            stop,
+            handover,
             thread: Some(thread),
+        })
+    }
+}
+
+/// The stand-in thread: takes each offer that stands for [`GRACE`], stands in for the
+/// loop until asked back, gives the state back; ends when the hand-over is closed.
+fn serve(handover: &Handover<Offer>) {
+    STAND_IN.with(|s| s.set(true));
+    /// Gives the state back once asked, also if the turn panicked: the loop's thread
+    /// waits for it.
+    struct GiveBack<'a>(&'a Handover<Offer>);
+    impl Drop for GiveBack<'_> {
+        fn drop(&mut self) {
+            while !self.0.is_asked_back() {
+                thread::park();
+            }
+            self.0.give_back();
+        }
+    }
+    while !handover.is_closed() {
+        if !handover.is_offered() {
+            thread::park();
+            continue;
+        }
+        let deadline = Instant::now() + GRACE;
+        while handover.is_offered() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            thread::park_timeout(deadline - now);
+        }
+        let Some(Offer { core, wrap }) = handover.take() else {
+            continue;
+        };
+        let _give_back = GiveBack(handover);
+        let mut turn = || {
+            // SAFETY: taken: the core is alive (its loop's thread is inside the
+            // closure, on the stack that drives the loop) and this thread's alone until
+            // it gives it back (`handover.rs`).
+            let core = unsafe { &*core.0 };
+            stand_in(core, handover);
+        };
+        match wrap {
+            Some(wrap) => wrap(&mut turn),
+            None => turn(),
+        }
+    }
+}
+
+/// The state lent to the stand-in for one closure; dropping it gets the state back.
+struct Lent {
+    handover: Arc<Handover<Offer>>,
+    stand_in: thread::Thread,
+    shared: Arc<Shared>,
+}
+
+impl Lent {
+    /// Offers `core` to this thread's stand-in (started now if this is the thread's
+    /// first `block_in_place`); `None` if no stand-in could start.
+    ///
+    /// # Safety
+    /// `core` is the core of the loop this thread drives, which touches it no more until
+    /// the returned value is dropped, and which outlives that drop.
+    unsafe fn offer(core: *const Core, wrap: Option<StandInContext>) -> Option<Lent> {
+        let (handover, stand_in) = MY_STAND_IN.with(|mine| {
+            let mut mine = mine.borrow_mut();
+            if mine.is_none() {
+                *mine = StandIn::start();
+            }
+            let s = mine.as_ref()?;
+            Some((s.handover.clone(), s.thread.as_ref()?.thread().clone()))
+        })?;
+        // SAFETY: per the contract, the core is alive and still this thread's.
+        let shared = unsafe { (*core).shared.clone() };
+        handover.offer(Offer {
+            core: CorePtr(core),
+            wrap,
+        });
+        stand_in.unpark();
+        Some(Lent {
+            handover,
+            stand_in,
             shared,
         })
     }
 }
 
-/// The stand-in's loop: polls the core's sockets and runs its `Send` tasks until
-/// `stop`.
-fn stand_in(core: &Core, stop: &AtomicBool) {
+impl Drop for Lent {
+    fn drop(&mut self) {
+        if self.handover.withdraw().is_some() {
+            return;
+        }
+        self.handover.ask_back();
+        // The stand-in waits in the selector (the waker ends that) or parks (the
+        // unpark ends that).
+        self.shared.write_eventfd();
+        self.stand_in.unpark();
+        self.handover.wait_given_back();
+    }
+}
+
+/// The stand-in's turn: polls the core's sockets and runs its `Send` tasks until the
+/// loop's thread asks for its state back.
+fn stand_in(core: &Core, handover: &Handover<Offer>) {
     let Ok(_entered) = context::enter(core) else {
         return;
     };
     let mut aside_tasks: Vec<LoopRunnable> = Vec::new();
     let mut aside_other = Vec::new();
     let mut wake_buf = Vec::new();
-    while !stop.load(Acquire) {
+    while !handover.is_asked_back() {
         let n = core.shared.inbox.len();
         for _ in 0..n {
             let Some(item) = core.shared.inbox.pop() else { break };
@@ -135,7 +225,7 @@ fn stand_in(core: &Core, stop: &AtomicBool) {
         core.local.wake_deferred();
         let mut ran = 0usize;
         for _ in 0..core.local.run_queue_len() {
-            if stop.load(Acquire) {
+            if handover.is_asked_back() {
                 break;
             }
             let next = core.local.run_queue.borrow_mut().pop();
@@ -152,7 +242,7 @@ fn stand_in(core: &Core, stop: &AtomicBool) {
                 None => break,
             }
         }
-        if stop.load(Acquire) {
+        if handover.is_asked_back() {
             break;
         }
         // Waits only when no task ran: tasks that ran may have woken others.
@@ -194,11 +284,12 @@ fn stand_in(core: &Core, stop: &AtomicBool) {
 
 /// Runs `f`, blocking work, on a loop thread as `block_in_place` does: the loop is
 /// marked blocked and its tasks that have not started go to the group's other loops
-/// (`share_work`); then `f` runs outside the loop (`context::outside_loop`) while a
-/// stand-in thread runs the loop's other `Send` tasks and timers (see the module
-/// docs). The stand-in is stopped and joined, and the mark removed, when `f` returns or
-/// panics. Off every loop, and on a stand-in thread, it only runs `f` (outside any
-/// loop). `wrap` wraps the stand-in thread's body (a runtime enters its context there).
+/// (`share_work`); then `f` runs outside the loop (`context::outside_loop`) while the
+/// thread's stand-in polls the loop's sockets and runs its other `Send` tasks and
+/// timers, if `f` runs longer than [`GRACE`] (see the module docs). The loop's state
+/// comes back, and the mark is removed, when `f` returns or panics. Off every loop, and
+/// on a stand-in thread, it only runs `f` (outside any loop). `wrap` wraps the
+/// stand-in's turn (a runtime enters its context there).
 pub fn block_in_place_scope<R>(wrap: Option<StandInContext>, f: impl FnOnce() -> R) -> R {
     struct Unmark(Option<share_work::Blocked>);
     impl Drop for Unmark {
@@ -218,11 +309,11 @@ pub fn block_in_place_scope<R>(wrap: Option<StandInContext>, f: impl FnOnce() ->
     let on_stand_in = STAND_IN.with(Cell::get);
     context::outside_loop(move || {
         // SAFETY: this thread drives `core`'s loop and, being outside it now, touches
-        // the core no more until `_stand_in` is dropped, before `outside_loop` puts the
+        // the core no more until `_lent` is dropped, before `outside_loop` puts the
         // loop back; the core lives in the loop, which this thread's stack is driving.
-        let _stand_in = core
+        let _lent = core
             .filter(|_| !on_stand_in)
-            .and_then(|core| unsafe { StandIn::start(core, wrap) });
+            .and_then(|core| unsafe { Lent::offer(core, wrap) });
         f()
     })
 }
