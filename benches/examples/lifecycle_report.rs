@@ -40,55 +40,53 @@ impl Shape {
     }
 }
 
+/// ITERS lifecycles of `shape` on runtime crate `$rt`, each runtime built by `$build`.
+macro_rules! lifecycles {
+    ($rt:ident, $shape:expr, $build:expr) => {{
+        let started = Instant::now();
+        for _ in 0..ITERS {
+            let rt = $build;
+            match $shape {
+                Shape::Empty => {}
+                Shape::OneTask => rt.block_on(async { $rt::spawn(async {}).await.unwrap() }),
+                Shape::TaskPerWorker => rt.block_on(async {
+                    let tasks: Vec<_> = (0..WORKERS)
+                        .map(|_| $rt::spawn($rt::time::sleep(Duration::from_millis(1))))
+                        .collect();
+                    for t in tasks {
+                        t.await.unwrap();
+                    }
+                }),
+            }
+            drop(rt);
+        }
+        started.elapsed()
+    }};
+}
+
 fn netloop(shape: Shape, eager: bool) -> Duration {
-    let started = Instant::now();
-    for _ in 0..ITERS {
-        let rt = netloop::runtime::Builder::new_multi_thread()
+    lifecycles!(
+        netloop,
+        shape,
+        netloop::runtime::Builder::new_multi_thread()
             .worker_threads(WORKERS)
             .eager_start(eager)
             .enable_all()
             .build()
-            .unwrap();
-        match shape {
-            Shape::Empty => {}
-            Shape::OneTask => rt.block_on(async { netloop::spawn(async {}).await.unwrap() }),
-            Shape::TaskPerWorker => rt.block_on(async {
-                let tasks: Vec<_> = (0..WORKERS)
-                    .map(|_| netloop::spawn(netloop::time::sleep(Duration::from_millis(1))))
-                    .collect();
-                for t in tasks {
-                    t.await.unwrap();
-                }
-            }),
-        }
-        drop(rt);
-    }
-    started.elapsed()
+            .unwrap()
+    )
 }
 
 fn tokio(shape: Shape) -> Duration {
-    let started = Instant::now();
-    for _ in 0..ITERS {
-        let rt = tokio::runtime::Builder::new_multi_thread()
+    lifecycles!(
+        tokio,
+        shape,
+        tokio::runtime::Builder::new_multi_thread()
             .worker_threads(WORKERS)
             .enable_all()
             .build()
-            .unwrap();
-        match shape {
-            Shape::Empty => {}
-            Shape::OneTask => rt.block_on(async { tokio::spawn(async {}).await.unwrap() }),
-            Shape::TaskPerWorker => rt.block_on(async {
-                let tasks: Vec<_> = (0..WORKERS)
-                    .map(|_| tokio::spawn(tokio::time::sleep(Duration::from_millis(1))))
-                    .collect();
-                for t in tasks {
-                    t.await.unwrap();
-                }
-            }),
-        }
-        drop(rt);
-    }
-    started.elapsed()
+            .unwrap()
+    )
 }
 
 fn main() {

@@ -286,7 +286,7 @@ fn stand_in(core: &Core, handover: &Handover<Offer>) {
 /// marked blocked and its tasks that have not started go to the group's other loops
 /// (`share_work`); then `f` runs outside the loop (`context::outside_loop`) while the
 /// thread's stand-in polls the loop's sockets and runs its other `Send` tasks and
-/// timers, if `f` runs longer than [`GRACE`] (see the module docs). The loop's state
+/// timers, if `f` runs longer than 50 µs (see the module docs). The loop's state
 /// comes back, and the mark is removed, when `f` returns or panics. Off every loop, and
 /// on a stand-in thread, it only runs `f` (outside any loop). `wrap` wraps the
 /// stand-in's turn (a runtime enters its context there).
