@@ -35,6 +35,12 @@ const TAKEN: usize = 2;
 const ASKED: usize = 3;
 const CLOSED: usize = 4;
 
+/// How long the loop's thread spins for its state to come back before it parks. The
+/// stand-in gives it back as soon as the task it polls returns, usually sooner than a
+/// parked thread can be woken.
+#[cfg(not(loom))]
+const SPIN_FOR_GIVE_BACK: std::time::Duration = std::time::Duration::from_micros(50);
+
 /// The hand-over between one loop's thread and its stand-in; `T` goes with an offer.
 pub(super) struct Handover<T> {
     state: AtomicUsize,
@@ -81,7 +87,18 @@ impl<T> Handover<T> {
     }
 
     /// Loop thread, after `ask_back`: returns once the stand-in has given the state back.
+    /// Spins for [`SPIN_FOR_GIVE_BACK`] first, then parks.
     pub(super) fn wait_given_back(&self) {
+        #[cfg(not(loom))]
+        {
+            let started = std::time::Instant::now();
+            while started.elapsed() < SPIN_FOR_GIVE_BACK {
+                if self.state.load(Acquire) == IDLE {
+                    return;
+                }
+                std::hint::spin_loop();
+            }
+        }
         while self.state.load(Acquire) != IDLE {
             thread::park();
         }
