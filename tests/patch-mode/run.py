@@ -26,11 +26,8 @@ mode is `tests/tokio-conformance/run.sh --patch`.
 """
 
 import argparse
-import glob
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 import time
@@ -51,43 +48,21 @@ SUITES = {
 }
 
 
-def registry_source(name, version):
-    home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
-    pattern = os.path.join(home, "registry", "src", "*", f"{name}-{version}")
-    found = sorted(glob.glob(pattern))
-    if not found:
-        # A scratch package that depends on the crate: fetching it unpacks the source.
-        tmp = os.path.join(TARGET, "patch-mode", "fetch", name)
-        os.makedirs(os.path.join(tmp, "src"), exist_ok=True)
-        with open(os.path.join(tmp, "src", "lib.rs"), "w"):
-            pass
-        with open(os.path.join(tmp, "Cargo.toml"), "w") as f:
-            f.write(f'[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n'
-                    f'[dependencies]\n{name} = "={version}"\n[workspace]\n')
-        subprocess.run(["cargo", "fetch", "--manifest-path", os.path.join(tmp, "Cargo.toml")], check=True)
-        found = sorted(glob.glob(pattern))
-    if not found:
-        sys.exit(f"{name} {version} is not in {home}/registry/src after cargo fetch")
-    return found[0]
-
-
 def prepare(name, version, out, reference):
     """A copy of the crate's source under out/pkg, its manifest patched; returns the
     package directory."""
     pkg = os.path.join(out, "pkg")
-    if os.path.isdir(pkg):
-        shutil.rmtree(pkg)
-    shutil.copytree(registry_source(name, version), pkg, ignore=shutil.ignore_patterns("target", "Cargo.lock"))
-    manifest = os.path.join(pkg, "Cargo.toml")
-    with open(manifest) as f:
-        text = f.read()
-    # Its own workspace: the copy lives under netloop's target directory.
-    text += "\n[workspace]\n"
-    if not reference:
-        patched = os.path.join(ROOT, "crates", "tokio")
-        text += f"\n[patch.crates-io]\ntokio = {{ path = {json.dumps(patched)} }}\n"
-    with open(manifest, "w") as f:
-        f.write(text)
+    conformance.copy_source(name, version, pkg, "target", "Cargo.lock")
+
+    def patched(text):
+        # Its own workspace: the copy lives under netloop's target directory.
+        text += "\n[workspace]\n"
+        if not reference:
+            tokio = os.path.join(ROOT, "crates", "tokio")
+            text += f"\n[patch.crates-io]\ntokio = {{ path = {json.dumps(tokio)} }}\n"
+        return text
+
+    conformance.edit_file(os.path.join(pkg, "Cargo.toml"), patched)
     return pkg
 
 

@@ -65,20 +65,40 @@ NETLOOP_ITEMS = {
 }
 
 
-def find_tokio():
-    """The registry source of the pinned tokio; fetched through cargo if absent."""
+def registry_source(name, version):
+    """The source of crate `name` at `version` that cargo unpacked in its registry,
+    fetched through a scratch package that depends on it if it is not there yet."""
     home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
-    pattern = os.path.join(home, "registry", "src", "*", f"tokio-{TOKIO_VERSION}")
-    found = sorted(glob.glob(pattern))
-    if found:
-        return found[0]
-    # The scratch package depends on this tokio: fetching it unpacks the source.
-    write_manifest([])
-    subprocess.run(["cargo", "fetch", "--manifest-path", os.path.join(PKG, "Cargo.toml")], check=True)
+    pattern = os.path.join(home, "registry", "src", "*", f"{name}-{version}")
     found = sorted(glob.glob(pattern))
     if not found:
-        sys.exit(f"tokio {TOKIO_VERSION} is not in {home}/registry/src after cargo fetch")
+        tmp = os.path.join(TARGET, "registry-fetch", name)
+        os.makedirs(os.path.join(tmp, "src"), exist_ok=True)
+        with open(os.path.join(tmp, "src", "lib.rs"), "w"):
+            pass
+        with open(os.path.join(tmp, "Cargo.toml"), "w") as f:
+            f.write(f'[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n'
+                    f'[dependencies]\n{name} = "={version}"\n[workspace]\n')
+        subprocess.run(["cargo", "fetch", "--manifest-path", os.path.join(tmp, "Cargo.toml")], check=True)
+        found = sorted(glob.glob(pattern))
+    if not found:
+        sys.exit(f"{name} {version} is not in {home}/registry/src after cargo fetch")
     return found[0]
+
+
+def copy_source(name, version, dst, *ignore):
+    """A fresh copy of a registry crate's source at `dst`, without `ignore`'s patterns."""
+    if os.path.isdir(dst):
+        shutil.rmtree(dst)
+    shutil.copytree(registry_source(name, version), dst, ignore=shutil.ignore_patterns(*ignore))
+
+
+def edit_file(path, edit):
+    """Rewrites the file at `path` as `edit` returns it from its text."""
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(edit(text))
 
 
 def in_scope(tests_dir, wanted):
@@ -213,34 +233,25 @@ def patch_tokio_test():
     tokio's io tests drive tokio's io utilities with that mock. Run against netloop,
     the utilities are netloop's, so the mock must speak netloop's traits, as it speaks
     tokio's when the tests run on tokio. Only `io.rs`'s imports change."""
-    home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
-    found = sorted(glob.glob(os.path.join(home, "registry", "src", "*", f"tokio-test-{TOKIO_TEST_VERSION}")))
-    if not found:
-        sys.exit(f"tokio-test {TOKIO_TEST_VERSION} is not in {home}/registry/src (cargo fetch)")
     dst = os.path.join(OUT, "tokio-test")
-    if os.path.isdir(dst):
-        shutil.rmtree(dst)
-    shutil.copytree(found[0], dst, ignore=shutil.ignore_patterns("tests", "Cargo.lock", "target"))
-    io_rs = os.path.join(dst, "src", "io.rs")
-    with open(io_rs) as f:
-        text = f.read()
-    text = text.replace("use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};",
-                        "use netloop::io::{AsyncRead, AsyncWrite, ReadBuf};")
-    # A scripted wait sleeps on the clock of the runtime the test runs on: netloop's.
-    text = text.replace("use tokio::time::{self, Duration, Instant, Sleep};",
-                        "use netloop::time::{self, Duration, Instant, Sleep};")
-    with open(io_rs, "w") as f:
-        f.write(text)
-    manifest = os.path.join(dst, "Cargo.toml")
-    with open(manifest) as f:
-        text = f.read()
-    # Its own test targets are not copied; its dev-dependencies are not needed.
-    text = re.sub(r"(?ms)^\[\[test\]\].*?(?=^\[(?!\[test))", "", text)
-    text = re.sub(r"(?ms)^\[dev-dependencies[^\]]*\].*?(?=^\[|\Z)", "", text)
-    netloop = os.path.join(ROOT, "crates", "netloop")
-    text += f"\n[dependencies.netloop]\npath = {json.dumps(netloop)}\n"
-    with open(manifest, "w") as f:
-        f.write(text)
+    copy_source("tokio-test", TOKIO_TEST_VERSION, dst, "tests", "Cargo.lock", "target")
+
+    def netloop_io(text):
+        text = text.replace("use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};",
+                            "use netloop::io::{AsyncRead, AsyncWrite, ReadBuf};")
+        # A scripted wait sleeps on the clock of the runtime the test runs on: netloop's.
+        return text.replace("use tokio::time::{self, Duration, Instant, Sleep};",
+                            "use netloop::time::{self, Duration, Instant, Sleep};")
+
+    def on_netloop(text):
+        # Its own test targets are not copied; its dev-dependencies are not needed.
+        text = re.sub(r"(?ms)^\[\[test\]\].*?(?=^\[(?!\[test))", "", text)
+        text = re.sub(r"(?ms)^\[dev-dependencies[^\]]*\].*?(?=^\[|\Z)", "", text)
+        netloop = os.path.join(ROOT, "crates", "netloop")
+        return text + f"\n[dependencies.netloop]\npath = {json.dumps(netloop)}\n"
+
+    edit_file(os.path.join(dst, "src", "io.rs"), netloop_io)
+    edit_file(os.path.join(dst, "Cargo.toml"), on_netloop)
     return dst
 
 
@@ -345,7 +356,7 @@ def main():
     OUT = os.path.join(TARGET, "conformance" + ("-patch" if PATCH else "") + ("-tokio" if REFERENCE else ""))
     PKG = os.path.join(OUT, "pkg")
     start = time.time()
-    tokio = find_tokio()
+    tokio = registry_source("tokio", TOKIO_VERSION)
     files = in_scope(os.path.join(tokio, "tests"), set(args.files.split()))
     if not files:
         sys.exit("no test file matched")

@@ -10,10 +10,11 @@
 //! ```
 //!
 //! With it, every crate of the dependency graph that depends on tokio 1.x (tokio-util,
-//! hyper-util, tower, axum, reqwest, database drivers...) builds against this crate
-//! instead of the registry's: one runtime, one clock, every socket driven by the loop of
-//! the task that uses it, and no source change anywhere. `cargo tree -i tokio` then shows
-//! this crate only. See `docs/patch-mode.md` in netloop's repository.
+//! hyper-util, tower, axum, reqwest, database drivers...) builds against this crate, with
+//! no source change, and the graph holds no other tokio (`cargo tree -i tokio` lists this
+//! crate alone). All of them share one runtime and one clock, and each socket is driven
+//! by the loop of the task that uses it. See `docs/patch-mode.md` in netloop's
+//! repository.
 //!
 //! What is netloop's own here is everything: the runtime, tasks, timers, sockets, `io`,
 //! `sync`, `fs`, `process`, `signal` and the macros. Every tokio feature name is

@@ -99,8 +99,8 @@ impl TcpStream {
         pub fn linger(&self) -> io::Result<Option<Duration>>;
     }
 
-    /// Reads `TCP_QUICKACK`: whether the kernel is in quick-ACK mode for this
-    /// connection, acknowledging each segment at once instead of delaying the ACK.
+    /// Reads `TCP_QUICKACK`: `true` while the kernel acknowledges this connection's
+    /// segments at once, `false` while it may delay the ACKs.
     #[cfg(any(
         target_os = "linux",
         target_os = "android",
