@@ -11,6 +11,7 @@ use crate::queue_item::QueueItem;
 use crate::run_queue::RunQueue;
 use crate::scheduled::{ScheduledQueue, ScheduledState, ScheduledTask, TimerKey};
 use crate::shared::{LoopItem, LoopRunnable, Shared};
+use crate::sync::lock;
 use crate::sys::Selector;
 use crate::tail::TailTask;
 use crate::task::TaskList;
@@ -32,6 +33,44 @@ impl Core {
             shared,
             local: Local::new(),
             selector: RefCell::new(selector),
+        }
+    }
+
+    /// The termination sweep: queues every live task, then drops every queued
+    /// runnable (run queue, inbox, tail tasks, orphaned wakes) until a pass finds
+    /// none, which drops each task's future here. Called on the loop's thread once
+    /// the loop is `Terminated` and its inbox closed.
+    ///
+    /// Every destructor runs here, from the sweep, never inside a wake: a destructor
+    /// that wakes another task (under a lock that task's destructor takes, as h2's
+    /// streams do) only queues it for a later pass.
+    pub(crate) fn close_tasks(&self) {
+        // SAFETY: on the loop's thread (this is its local half), and nothing is polled
+        // while the loop terminates.
+        unsafe { self.local.tasks.queue_all::<Arc<Shared>>(self) };
+        loop {
+            let mut dropped = 0usize;
+            while let Some(task) = self.shared.inbox.pop() {
+                dropped += 1;
+                drop(task);
+            }
+            loop {
+                let next = self.local.run_queue.borrow_mut().pop();
+                let Some(task) = next else { break };
+                dropped += 1;
+                drop(task);
+            }
+            let tails = std::mem::take(&mut *self.local.tail.borrow_mut());
+            dropped += tails.len();
+            drop(tails);
+            let orphans = lock(&self.shared.orphans).as_mut().map(std::mem::take);
+            if let Some(orphans) = orphans {
+                dropped += orphans.len();
+                drop(orphans);
+            }
+            if dropped == 0 {
+                break;
+            }
         }
     }
 }
@@ -172,13 +211,14 @@ impl Local {
 
     /// A task woken on the loop's own thread: back of the run queue (a task that
     /// yields lets everything already queued run first).
+    ///
+    /// Also once the loop has terminated: the runnable is then closed by the sweep of
+    /// `terminate`, never here. A wake runs inside the waker's caller, which may hold a
+    /// lock that the woken task's destructor takes (h2 wakes its connection task with
+    /// its streams' lock held), so no task's destructor runs inside `wake()`.
+    #[inline]
     pub(crate) fn push_wake(&self, runnable: LoopRunnable) {
-        if self.state.get() == LoopState::Terminated {
-            // On the loop's thread, so dropping is allowed: this closes the task.
-            drop(runnable);
-        } else {
-            self.run_queue.borrow_mut().push_runnable(runnable);
-        }
+        self.run_queue.borrow_mut().push_runnable(runnable);
     }
 
     /// The first turn of a task that may still move to another loop: back of the run
@@ -191,6 +231,17 @@ impl Local {
     /// Tasks waiting on this loop.
     pub(crate) fn live_tasks(&self) -> usize {
         self.tasks.len()
+    }
+
+    /// True if a task of this loop is bound to the loop's thread: a `!Send` one
+    /// (`spawn_local`), waiting or queued. Everything else a loop holds (closures,
+    /// timers, tail tasks, wakers) is `Send`. O(tasks): asked only when the loop would
+    /// change threads.
+    pub(crate) fn holds_thread_bound_tasks(&self) -> bool {
+        // SAFETY: this is the loop's local half, so this is its owner's thread or the
+        // loop is not being driven (the caller has the `EventLoop` itself).
+        let listed_send = unsafe { self.tasks.all_send() };
+        !listed_send || self.run_queue.borrow().runnables().any(|r| !r.is_send())
     }
 
     /// Entries in the run queue.
@@ -259,14 +310,6 @@ impl Local {
     pub(crate) fn next_deadline(&self) -> Option<u64> {
         // SAFETY: a pure accessor.
         unsafe { peek(&self.scheduled, ScheduledQueue::peek_deadline) }
-    }
-
-    /// Wakes every waiting task; with the loop terminated, each wake drops the task's
-    /// future right here.
-    pub(crate) fn close_live_tasks(&self) {
-        // SAFETY: on the loop's thread (this is its local half), and nothing is polled
-        // while the loop terminates.
-        unsafe { self.tasks.wake_all() };
     }
 }
 

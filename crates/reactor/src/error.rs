@@ -180,8 +180,13 @@ pub enum DriveError {
     /// run from inside a task. Spawn the work instead of blocking on it.
     Nested,
     /// The loop was first driven by another thread; a loop is pinned to one thread
-    /// for life because its `!Send` tasks live there.
+    /// because its `!Send` tasks live there. A loop with no `!Send` task can be moved
+    /// with [`EventLoop::move_to_current_thread`](crate::EventLoop::move_to_current_thread).
     WrongThread,
+    /// The loop could not move to this thread: a `!Send` task (`spawn_local`) is still
+    /// alive on it, and may only be polled and dropped on the thread that drove the
+    /// loop so far. Let those tasks finish (or abort them) first.
+    ThreadBoundTasks,
     /// The loop terminated before the future completed.
     Terminated,
 }
@@ -193,7 +198,10 @@ impl fmt::Display for DriveError {
                 "cannot drive an event loop from a thread that is already driving one (e.g. block_on inside a task); spawn the future instead"
             }
             DriveError::WrongThread => {
-                "this event loop is pinned to the thread that first ran it; drive it from that thread"
+                "this event loop is pinned to the thread that first ran it; drive it from that thread, or move it first (EventLoop::move_to_current_thread)"
+            }
+            DriveError::ThreadBoundTasks => {
+                "this event loop holds !Send tasks (spawn_local), which must stay on the thread that drove it so far; let them finish before driving it from another thread"
             }
             DriveError::Terminated => "the event loop terminated before the future completed",
         })

@@ -106,6 +106,11 @@ impl<R> RunQueue<R> {
         self.order.len()
     }
 
+    /// The queued runnables, in order (other entries left out).
+    pub(crate) fn runnables(&self) -> impl Iterator<Item = &R> {
+        self.order.iter().flatten()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.order.is_empty()
     }

@@ -1087,6 +1087,64 @@ fn submissions_from_the_loop_thread_send_no_wakeups() {
     });
 }
 
+/// The shape of h2's shutdown: a stream's destructor wakes its connection task while
+/// holding the streams' lock, and the connection's destructor takes that lock. A loop
+/// that ran the connection's destructor inside that wake would deadlock on it.
+#[test]
+fn a_destructor_waking_a_task_under_a_lock_at_termination_does_not_run_its_destructor_inside_the_wake() {
+    struct Stream(Arc<Mutex<Option<std::task::Waker>>>);
+    impl Drop for Stream {
+        fn drop(&mut self) {
+            let connection = self.0.lock().unwrap();
+            if let Some(waker) = connection.as_ref() {
+                waker.wake_by_ref();
+            }
+        }
+    }
+    struct Connection(Arc<Mutex<Option<std::task::Waker>>>, mpsc::Sender<bool>);
+    impl Drop for Connection {
+        fn drop(&mut self) {
+            // `try_lock`, so that the failure shows as a message, not a hang.
+            let _ = self.1.send(self.0.try_lock().is_ok());
+        }
+    }
+    with_timeout(10, || {
+        let r = start_loop();
+        let (took_tx, took_rx) = mpsc::channel();
+        let (polled_tx, polled_rx) = mpsc::channel();
+        let streams = Arc::new(Mutex::new(None));
+        // The connection is polled first: it leaves its waker where the stream finds it.
+        let (s, p) = (streams.clone(), polled_tx.clone());
+        r.handle
+            .spawn(async move {
+                let _connection = Connection(s.clone(), took_tx);
+                poll_fn(|cx| {
+                    *s.lock().unwrap() = Some(cx.waker().clone());
+                    let _ = p.send(());
+                    Poll::<()>::Pending
+                })
+                .await
+            })
+            .unwrap()
+            .detach();
+        recv(&polled_rx, secs(2), "the connection's first poll");
+        r.handle
+            .spawn(async move {
+                let _stream = Stream(streams);
+                let _ = polled_tx.send(());
+                std::future::pending::<()>().await
+            })
+            .unwrap()
+            .detach();
+        recv(&polled_rx, secs(2), "the stream's first poll");
+        r.shutdown(secs(3));
+        assert!(
+            recv(&took_rx, secs(1), "the connection's destructor"),
+            "the connection's destructor ran inside the stream's wake, with the lock held"
+        );
+    });
+}
+
 #[test]
 fn spawned_futures_are_dropped_on_the_loop_thread_at_termination() {
     with_timeout(5, || {

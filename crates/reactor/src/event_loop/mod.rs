@@ -195,6 +195,44 @@ impl EventLoop {
         })?
     }
 
+    /// Lets this thread drive a loop that another thread drove before, as a tokio
+    /// current-thread runtime moves to whichever thread calls `block_on`. Refused with
+    /// [`DriveError::ThreadBoundTasks`] while a `!Send` task (`spawn_local`) is alive
+    /// on the loop: its future may only be polled and dropped on the thread that
+    /// drove the loop so far. Without such a task, everything the loop holds is
+    /// `Send`, and the loop is this thread's from now on. A no-op on the loop's own
+    /// thread, or for a loop never driven.
+    ///
+    /// ```
+    /// use netloop_reactor::EventLoop;
+    ///
+    /// let mut el = EventLoop::new()?;
+    /// el.block_on(async {})?;
+    /// let el = std::thread::spawn(move || {
+    ///     el.move_to_current_thread().expect("no !Send task lives on it");
+    ///     el.block_on(async { 7 }).map(|seven| (seven, el))
+    /// })
+    /// .join()
+    /// .unwrap()?;
+    /// assert_eq!(el.0, 7);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn move_to_current_thread(&mut self) -> Result<(), DriveError> {
+        let me = thread::current().id();
+        match self.driver.owner {
+            Some(owner) if owner != me => {
+                if self.core.local.holds_thread_bound_tasks() {
+                    return Err(DriveError::ThreadBoundTasks);
+                }
+                // The `&mut self` this thread holds was handed over by whoever had it
+                // (a move or a lock): it sees every write of the previous owner.
+                self.driver.owner = Some(me);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn drive<R>(&mut self, f: impl FnOnce(&mut Driver, &Core) -> R) -> Result<R, DriveError> {
         let me = thread::current().id();
         match self.driver.owner {
@@ -232,7 +270,7 @@ impl Drop for EventLoop {
             return;
         }
         let on_other_thread = self.driver.owner.is_some_and(|o| o != thread::current().id());
-        if on_other_thread && self.core.local.live_tasks() > 0 {
+        if on_other_thread && self.core.local.holds_thread_bound_tasks() {
             // Its futures may be `!Send`: dropping them here could abort the process.
             tracing::error!(target: "netloop::reactor", loop_id = self.core.shared.id,
                 "event loop dropped off its thread with live tasks; leaking them");

@@ -138,33 +138,7 @@ impl Driver {
             + core.local.tail.borrow().len()
             + lock(&core.shared.orphans).as_ref().map_or(0, Vec::len);
         core.local.clear_deferred();
-        // Wake every live task; with the state Terminated, each wake drops the task's
-        // runnable right here, which drops its future.
-        core.local.close_live_tasks();
-        loop {
-            let mut dropped = 0usize;
-            while let Some(task) = core.shared.inbox.pop() {
-                dropped += 1;
-                drop(task);
-            }
-            loop {
-                let next = core.local.run_queue.borrow_mut().pop();
-                let Some(task) = next else { break };
-                dropped += 1;
-                drop(task);
-            }
-            let tails = std::mem::take(&mut *core.local.tail.borrow_mut());
-            dropped += tails.len();
-            drop(tails);
-            let orphans = lock(&core.shared.orphans).as_mut().map(std::mem::take);
-            if let Some(orphans) = orphans {
-                dropped += orphans.len();
-                drop(orphans);
-            }
-            if dropped == 0 {
-                break;
-            }
-        }
+        core.close_tasks();
         *lock(&core.shared.orphans) = None;
         if graceful && leftovers > 0 {
             tracing::warn!(target: "netloop::reactor", loop_id = core.shared.id, tasks = leftovers,

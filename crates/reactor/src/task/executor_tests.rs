@@ -20,8 +20,6 @@ struct ManualLocal {
     executor: Manual,
     queue: RefCell<VecDeque<Runnable<Manual>>>,
     tasks: TaskList,
-    /// Stopping: a woken task is closed at once.
-    stopped: Cell<bool>,
 }
 
 thread_local! {
@@ -43,11 +41,8 @@ unsafe impl Schedule for Manual {
     }
 
     fn schedule_local(local: &ManualLocal, runnable: Runnable<Self>) {
-        if local.stopped.get() {
-            drop(runnable);
-        } else {
-            local.queue.borrow_mut().push_back(runnable);
-        }
+        // Never dropped here, even while stopping: see the trait's rule.
+        local.queue.borrow_mut().push_back(runnable);
     }
 
     fn schedule_remote(&self, runnable: Runnable<Self>) {
@@ -64,7 +59,6 @@ fn executor() -> Rc<ManualLocal> {
         executor: Manual(Arc::default()),
         queue: RefCell::default(),
         tasks: TaskList::default(),
-        stopped: Cell::new(false),
     });
     CURRENT.with(|c| *c.borrow_mut() = Some(local.clone()));
     local
@@ -87,6 +81,19 @@ fn turn(local: &ManualLocal) -> usize {
         // SAFETY: `local` is the executor's local half, on its thread.
         unsafe { runnable.run(local) };
         turns += 1;
+    }
+}
+
+/// Stops the executor as a loop terminates: wakes every waiting task, then closes
+/// every queued one (their destructors may queue more) until none is left.
+fn stop(local: &ManualLocal) {
+    // SAFETY: the executor's thread, nothing polled meanwhile.
+    unsafe { local.tasks.queue_all::<Manual>(local) };
+    loop {
+        let next = local.queue.borrow_mut().pop_front();
+        let Some(runnable) = next else { break };
+        // SAFETY: `local` is the executor's local half, on its thread.
+        unsafe { runnable.cancel(local) };
     }
 }
 
@@ -153,15 +160,19 @@ fn an_abort_drops_a_waiting_tasks_future_at_its_next_turn() {
 }
 
 #[test]
-fn waking_the_list_while_stopping_closes_every_waiting_task_here() {
+fn stopping_queues_the_list_then_closes_every_waiting_task_outside_any_wake() {
     let local = executor();
     let waiting: Vec<_> = (0..3).map(|_| spawn_waiting(&local)).collect();
     turn(&local);
     assert_eq!(local.tasks.len(), 3);
-    local.stopped.set(true);
     // SAFETY: the executor's thread, nothing polled meanwhile.
-    unsafe { local.tasks.wake_all() };
+    unsafe { local.tasks.queue_all::<Manual>(&local) };
     assert!(local.tasks.is_empty());
+    assert!(
+        waiting.iter().all(|(_, dropped)| !dropped.get()),
+        "no future is dropped inside a wake"
+    );
+    stop(&local);
     for (mut task, dropped) in waiting {
         assert!(dropped.get());
         let out = task.poll_outcome(&mut std::task::Context::from_waker(Waker::noop()));
@@ -195,4 +206,68 @@ fn cancelling_the_list_closes_waiting_tasks_whatever_the_thread_reports() {
         let out = task.poll_outcome(&mut std::task::Context::from_waker(Waker::noop()));
         assert!(matches!(out, Poll::Ready(None)));
     }
+}
+
+/// Holds `lock` across waking `peer` in its destructor, as h2's `RecvStream` does with
+/// its streams' lock and its connection task.
+struct WakesUnderLock {
+    lock: Rc<std::sync::Mutex<Option<Waker>>>,
+}
+
+impl Drop for WakesUnderLock {
+    fn drop(&mut self) {
+        let peer = self.lock.lock().unwrap();
+        if let Some(waker) = peer.as_ref() {
+            waker.wake_by_ref();
+        }
+    }
+}
+
+/// Takes `lock` in its destructor, as h2's `Connection` does; records whether it could.
+struct TakesLock {
+    lock: Rc<std::sync::Mutex<Option<Waker>>>,
+    took: Rc<Cell<Option<bool>>>,
+}
+
+impl Drop for TakesLock {
+    fn drop(&mut self) {
+        // `try_lock`: inside the other destructor's wake this would deadlock.
+        self.took.set(Some(self.lock.try_lock().is_ok()));
+    }
+}
+
+#[test]
+fn a_destructor_that_wakes_another_task_under_a_lock_does_not_run_that_tasks_destructor() {
+    let local = executor();
+    let lock = Rc::new(std::sync::Mutex::new(None::<Waker>));
+    let took = Rc::new(Cell::new(None));
+    let (l, t) = (lock.clone(), took.clone());
+    // The connection: parks its waker where the stream's destructor finds it.
+    let connection = spawn(&local, async move {
+        let _conn = TakesLock {
+            lock: l.clone(),
+            took: t,
+        };
+        poll_fn(|cx| {
+            *l.lock().unwrap() = Some(cx.waker().clone());
+            Poll::<()>::Pending
+        })
+        .await
+    });
+    let l = lock.clone();
+    let stream = spawn(&local, async move {
+        let _stream = WakesUnderLock { lock: l };
+        std::future::pending::<()>().await
+    });
+    turn(&local);
+    assert_eq!(local.tasks.len(), 2);
+    stop(&local);
+    assert_eq!(
+        took.get(),
+        Some(true),
+        "the connection's destructor ran outside the stream's lock"
+    );
+    assert!(local.tasks.is_empty());
+    drop((connection, stream));
+    CURRENT.with(|c| c.borrow_mut().take());
 }

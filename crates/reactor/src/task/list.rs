@@ -12,6 +12,7 @@ use std::cell::Cell;
 use std::ptr::NonNull;
 
 use super::header::{Header, header};
+use super::runnable::queue_local;
 use super::state;
 use super::{Runnable, Schedule};
 
@@ -39,6 +40,26 @@ impl TaskList {
     /// Tasks in the list.
     pub fn len(&self) -> usize {
         self.len.get()
+    }
+
+    /// True if every listed task is `Send` (see [`Runnable::is_send`]): no task here
+    /// is bound to the owner's thread.
+    ///
+    /// # Safety
+    /// On the owner's thread (which the caller proves by holding the executor's local
+    /// half).
+    pub unsafe fn all_send(&self) -> bool {
+        let mut next = self.head.get();
+        while let Some(ptr) = next {
+            // SAFETY: a listed task is alive; on the owner's thread, nothing unlists it
+            // meanwhile.
+            let h = unsafe { header(ptr) };
+            if !state::is_send(h) {
+                return false;
+            }
+            next = h.next.get();
+        }
+        true
     }
 
     /// Adds the task at `ptr` at the front.
@@ -85,9 +106,9 @@ impl TaskList {
     /// being polled at the end of its poll (its executor then cancels the runnable it
     /// is given).
     ///
-    /// Unlike [`wake_all`](Self::wake_all) this does not go through the wake path, so
-    /// it does not depend on what the current thread reports as its executor while the
-    /// closing futures' destructors run.
+    /// Unlike a wake, this does not go through [`Schedule::with_current`], so it does
+    /// not depend on what the current thread reports as its executor while the closing
+    /// futures' destructors run.
     ///
     /// # Safety
     /// On the owner's thread, with `local` the owner's local half, whose list this is.
@@ -106,22 +127,27 @@ impl TaskList {
         }
     }
 
-    /// Wakes every listed task, one at a time, until the list is empty. Each leaves the
-    /// list before it is woken, so a wake that drops its future (the loop has
-    /// terminated) and with it other tasks (a task holding another's handle cancels
-    /// it) never meets a freed task here: those leave the list as their futures drop.
+    /// Queues a turn of every listed task, one at a time, until the list is empty:
+    /// each leaves the list, and one that is idle gets a local runnable, given to
+    /// [`Schedule::schedule_local`] with `local` named. Runs no destructor: the
+    /// executor then drops what it queued (which closes each task), outside any wake,
+    /// and keeps doing so while those destructors wake or queue more.
+    ///
+    /// Like [`cancel_all`](Self::cancel_all), this does not go through the wake path,
+    /// so it does not depend on what the current thread reports as its executor.
     ///
     /// # Safety
-    /// On the owner's thread, with nothing polled meanwhile.
-    pub unsafe fn wake_all(&self) {
+    /// On the owner's thread, with `local` the owner's local half, whose list this is,
+    /// and nothing polled meanwhile.
+    pub unsafe fn queue_all<S: Schedule>(&self, local: &S::Local) {
         while let Some(ptr) = self.head.get() {
             // SAFETY: the task is in this list.
             unsafe { self.remove(ptr) };
             // SAFETY: a listed task is alive until its future is dropped.
-            let h = unsafe { header(ptr) };
-            state::set_unlisted(h);
-            // SAFETY: the owner's reference is borrowed for the call.
-            unsafe { (h.vtable.wake)(ptr, false) };
+            state::set_unlisted(unsafe { header(ptr) });
+            // SAFETY: the list's reference keeps the task alive for the call; `local`
+            // is its owner's.
+            unsafe { queue_local::<S>(local, ptr) };
         }
     }
 }

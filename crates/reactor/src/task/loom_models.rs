@@ -359,3 +359,96 @@ fn a_move_racing_an_abort_loses_nothing() {
         drain(&second);
     });
 }
+
+/// Counts a destructor's runs, and whether each could take the lock it needs.
+struct Connection {
+    streams: Arc<loom::sync::Mutex<Option<Waker>>>,
+    took_lock: Arc<AtomicUsize>,
+    dropped: Arc<AtomicUsize>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // Inside the stream's wake this would find the lock held (a plain `lock` would
+        // deadlock, as h2's does).
+        if self.streams.try_lock().is_ok() {
+            self.took_lock.fetch_add(1, SeqCst);
+        }
+        self.dropped.fetch_add(1, SeqCst);
+    }
+}
+
+/// Wakes the connection task with the streams' lock held, as h2's `RecvStream` does.
+struct Stream(Arc<loom::sync::Mutex<Option<Waker>>>);
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        let streams = self.0.lock().unwrap();
+        if let Some(waker) = streams.as_ref() {
+            waker.wake_by_ref();
+        }
+    }
+}
+
+/// A loop terminates with two waiting tasks shaped as h2's stream and connection,
+/// while another thread wakes the connection (an event on another loop, say). Whatever
+/// the interleaving, each future is dropped once, on the loop's thread, by the
+/// termination sweep, and the connection's destructor never runs inside the stream's
+/// wake (where the streams' lock is held), nor inside the other thread's.
+#[test]
+fn termination_racing_a_remote_wake_runs_no_destructor_inside_a_wake() {
+    loom::model(|| {
+        let shared = shared();
+        let (selector, _, _) = crate::sys::Selector::new(8, None).expect("epoll");
+        let core = crate::core::Core::new(shared.clone(), selector);
+        let streams = Arc::new(loom::sync::Mutex::new(None::<Waker>));
+        let (took_lock, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let connection = Connection {
+            streams: streams.clone(),
+            took_lock: took_lock.clone(),
+            dropped: dropped.clone(),
+        };
+        let s = streams.clone();
+        let connection_future = std::future::poll_fn(move |cx| {
+            let _keep = &connection;
+            *s.lock().unwrap() = Some(cx.waker().clone());
+            Poll::<()>::Pending
+        });
+        let stream = Stream(streams.clone());
+        let stream_future = async move {
+            let _keep = &stream;
+            std::future::pending::<()>().await
+        };
+        // SAFETY: both futures are `Send`; this thread polls and drops them (it is their
+        // loop: `core` is the local half of their owner).
+        let (first, c_task) = unsafe { new_unchecked(&shared, connection_future, None, 1) };
+        // SAFETY: as above.
+        let (second, s_task) = unsafe { new_unchecked(&shared, stream_future, None, 2) };
+        c_task.detach();
+        s_task.detach();
+        // SAFETY: `core` is the owner's local half, on this thread; each turn lists its
+        // pending task.
+        unsafe {
+            first.run(&core);
+            second.run(&core);
+        }
+        drain(&shared);
+        let waker = streams.lock().unwrap().clone().expect("the connection's waker");
+        let other = thread::spawn(move || waker.wake());
+        // `terminate`'s steps on the loop's thread.
+        shared.inbox.close();
+        core.local.state.set(crate::LoopState::Terminated);
+        core.close_tasks();
+        other.join().unwrap();
+        *crate::sync::lock(&shared.orphans) = None;
+        drain(&shared);
+        assert_eq!(dropped.load(SeqCst), 1, "the connection's future is dropped once");
+        assert_eq!(
+            took_lock.load(SeqCst),
+            1,
+            "its destructor ran outside the stream's lock"
+        );
+        drop(core);
+        assert_eq!(Arc::strong_count(&shared), 1, "both task blocks were freed");
+    });
+}

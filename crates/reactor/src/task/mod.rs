@@ -101,9 +101,16 @@ pub unsafe trait Schedule: Clone + Send + Sync + Sized + 'static {
     }
 
     /// Queues a turn of a task on its owner's thread (at the back of the run queue).
+    ///
+    /// Called inside `wake()`, whose caller may hold a lock that the task's destructor
+    /// takes (h2 wakes its connection task with its streams' lock held), so this never
+    /// drops the runnable, even once the executor has stopped: a stopped executor's
+    /// sweep closes what is queued, outside every wake, as tokio's does.
     fn schedule_local(local: &Self::Local, runnable: Runnable<Self>);
 
-    /// Sends a turn of a task from another thread.
+    /// Sends a turn of a task from another thread. Dropping the runnable here is
+    /// allowed only where it holds nothing but a reference (its executor has closed
+    /// every task), for the same reason as [`schedule_local`](Self::schedule_local).
     fn schedule_remote(&self, runnable: Runnable<Self>);
 
     /// Blocks for tasks spawned from other threads; `None` takes them from the
@@ -119,8 +126,8 @@ pub unsafe trait Schedule: Clone + Send + Sync + Sized + 'static {
         None
     }
 
-    /// The owner's list of waiting tasks: the executor wakes them all
-    /// ([`TaskList::wake_all`]) when it stops, to drop their futures on its thread.
+    /// The owner's list of waiting tasks: the executor queues them all
+    /// ([`TaskList::queue_all`]) when it stops, to drop their futures on its thread.
     fn task_list(local: &Self::Local) -> &TaskList;
 
     /// A task's future panicked, on the owner's thread; `payload` is what the task's

@@ -383,7 +383,7 @@ pub(super) unsafe fn wake<S: Schedule>(ptr: NonNull<Header>, owned: bool) {
 /// The caller holds a reference to the task, whose scheduler is an `S` and whose
 /// owner's local half is `local` (so this is the owner's thread).
 #[inline]
-unsafe fn queue_local<S: Schedule>(local: &S::Local, ptr: NonNull<Header>) {
+pub(super) unsafe fn queue_local<S: Schedule>(local: &S::Local, ptr: NonNull<Header>) {
     // SAFETY: per the contract.
     if state::wake_local(unsafe { header(ptr) }) {
         // SAFETY: `wake_local` just set QUEUED for this runnable.

@@ -220,6 +220,12 @@ pub(super) fn end_move(h: &Header) {
     h.state.fetch_and(!MOVING, Release);
 }
 
+/// True if the task was marked `Send` (see [`SEND`]).
+#[inline]
+pub(super) fn is_send(h: &Header) -> bool {
+    h.state.load(Relaxed) & SEND != 0
+}
+
 /// The references counted in a `state` value.
 pub(super) fn ref_count(state: usize) -> usize {
     state / REF_ONE

@@ -141,12 +141,18 @@ impl Handle {
             group: &self.inner.group,
             event_loop: Some(event_loop),
         };
-        let result = slot.event_loop.as_mut().expect("present").block_on(future);
-        match result {
+        let event_loop = slot.event_loop.as_mut().expect("present");
+        // tokio's current-thread runtime moves to whichever thread calls `block_on`; so
+        // does this one's loop, unless a `!Send` task of netloop's `spawn_local` lives
+        // on it (tokio has no such task outside a `LocalSet`).
+        if event_loop.move_to_current_thread() == Err(DriveError::ThreadBoundTasks) {
+            panic!(
+                "a current_thread runtime with live !Send tasks (netloop's spawn_local) cannot move to another thread: \
+                 call block_on from the thread that drove it so far, or let those tasks finish first"
+            );
+        }
+        match event_loop.block_on(future) {
             Ok(out) => out,
-            Err(DriveError::WrongThread) => panic!(
-                "a current_thread runtime is pinned to the thread that first called block_on (its !Send tasks live there)"
-            ),
             Err(e) => panic!("{e}"),
         }
     }

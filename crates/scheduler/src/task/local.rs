@@ -65,7 +65,8 @@ struct SetLocal {
     live: Rc<Cell<usize>>,
     /// The set is being polled: whatever is queued now is run before the poll ends.
     driving: Cell<bool>,
-    /// The set was dropped: a task woken on its thread is closed at once.
+    /// The set is being dropped: its drop closes whatever is queued, so a wake needs
+    /// no driver.
     dropped: Cell<bool>,
 }
 
@@ -89,14 +90,11 @@ unsafe impl Schedule for SetHandle {
     }
 
     fn schedule_local(local: &SetLocal, runnable: SetRunnable) {
-        if local.dropped.get() {
-            // SAFETY: `local` is the set's local half, on its thread, which may drop its
-            // tasks' futures.
-            unsafe { runnable.cancel(local) };
-            return;
-        }
+        // Queued also while the set is dropped: its drop closes what is queued, outside
+        // the wake. Closing it here would run the task's destructor inside `wake()`,
+        // whose caller may hold a lock that destructor takes.
         local.queue.borrow_mut().push_back(runnable);
-        if !local.driving.get() {
+        if !local.driving.get() && !local.dropped.get() {
             local.handle.wake_driver();
         }
     }
@@ -456,9 +454,10 @@ impl Drop for LocalSet {
         };
         drop((queue, driver));
         // Close every queued task here, on the set's thread, then every waiting one,
-        // until none is left: with `dropped` set, a task woken on this thread meanwhile
-        // is closed at once. Each is closed with the set's local half named, whatever
-        // the destructors do to this thread's context.
+        // until none is left: a task woken on this thread meanwhile (by a closing
+        // task's destructor) is queued, and closed by a later round. Each is closed with
+        // the set's local half named, whatever the destructors do to this thread's
+        // context.
         loop {
             let queued = local.queue.borrow_mut().pop_front();
             match queued {
