@@ -237,3 +237,305 @@ fn a_current_thread_runtime_with_a_live_spawn_local_task_refuses_to_move() {
         );
     });
 }
+
+/// Reports, from a task's destructor, whether the runtime's context was there and
+/// whether `spawn` worked in it (tokio enters the runtime while it drops its tasks: a
+/// destructor may spawn its async clean-up; that task is dropped unrun).
+struct SpawnsInDrop(mpsc::Sender<(bool, bool)>);
+
+impl Drop for SpawnsInDrop {
+    fn drop(&mut self) {
+        let context = netloop::runtime::Handle::try_current().is_ok();
+        let spawned = std::panic::catch_unwind(|| {
+            drop(netloop::spawn(async {}));
+        })
+        .is_ok();
+        let _ = self.0.send((context, spawned));
+    }
+}
+
+fn spawn_waiting_with(rt: &Runtime, guard: impl Send + 'static) {
+    let (polled_tx, polled_rx) = mpsc::channel();
+    rt.spawn(async move {
+        let _guard = guard;
+        let _ = polled_tx.send(());
+        std::future::pending::<()>().await
+    });
+    drive(rt);
+    polled_rx.recv_timeout(WAIT).expect("the task's first poll");
+}
+
+#[test]
+fn a_tasks_destructor_at_runtime_drop_runs_in_the_runtimes_context_and_may_spawn() {
+    for rt in [current(), multi()] {
+        test_body(move || {
+            let (tx, rx) = mpsc::channel();
+            spawn_waiting_with(&rt, SpawnsInDrop(tx));
+            drop(rt);
+            let (context, spawned) = rx.try_recv().expect("the destructor ran before drop(rt) returned");
+            assert!(
+                context,
+                "Handle::try_current() failed in a task's destructor at runtime drop"
+            );
+            assert!(spawned, "spawn panicked in a task's destructor at runtime drop");
+        });
+    }
+}
+
+#[test]
+fn dropping_a_runtime_returns_after_every_tasks_future_was_dropped() {
+    struct Flag(Arc<std::sync::atomic::AtomicUsize>);
+    impl Drop for Flag {
+        fn drop(&mut self) {
+            // Slow on purpose: a drop that returned early would be seen.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    for rt in [current(), multi()] {
+        test_body(move || {
+            let dropped = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            for _ in 0..4 {
+                spawn_waiting_with(&rt, Flag(dropped.clone()));
+            }
+            drop(rt);
+            assert_eq!(dropped.load(std::sync::atomic::Ordering::SeqCst), 4);
+        });
+    }
+}
+
+/// `abort` only asks: the future is dropped by the task's next turn, never inside the
+/// `abort` call (tokio's `remote_abort` schedules the task). Aborting under a lock that
+/// the aborted task's destructor takes must not deadlock.
+#[test]
+fn abort_never_drops_the_future_inside_the_call() {
+    for rt in [current(), multi()] {
+        test_body(move || {
+            let lock: Streams = Arc::default();
+            let (took_tx, took_rx) = mpsc::channel();
+            let l = lock.clone();
+            let (polled_tx, polled_rx) = mpsc::channel();
+            let victim = rt.spawn(async move {
+                let _connection = Connection(l, took_tx);
+                let _ = polled_tx.send(());
+                std::future::pending::<()>().await
+            });
+            drive(&rt);
+            polled_rx.recv_timeout(WAIT).expect("the victim's first poll");
+            rt.block_on(async move {
+                {
+                    let _held = lock.lock().unwrap();
+                    victim.abort();
+                }
+                assert!(victim.await.unwrap_err().is_cancelled());
+            });
+            assert_no_destructor_inside_the_wake(took_rx);
+        });
+    }
+}
+
+/// Dropping a `JoinHandle` detaches the task (tokio's rule; netloop's reactor-level
+/// `Task` cancels on drop, which the runtime's handle must not inherit).
+#[test]
+fn dropping_a_join_handle_detaches_the_task() {
+    for rt in [current(), multi()] {
+        test_body(move || {
+            let (tx, rx) = netloop::sync::oneshot::channel::<()>();
+            let (done_tx, done_rx) = mpsc::channel();
+            drop(rt.spawn(async move {
+                let _ = rx.await;
+                let _ = done_tx.send(());
+            }));
+            tx.send(()).unwrap();
+            rt.block_on(async {
+                for _ in 0..10 {
+                    netloop::task::yield_now().await;
+                }
+            });
+            done_rx.recv_timeout(WAIT).expect("the detached task ran to completion");
+        });
+    }
+}
+
+/// A task's waker is the same waker from poll to poll (`will_wake`), as tokio's is:
+/// `AtomicWaker` and friends skip a clone on it.
+#[test]
+fn a_tasks_waker_will_wake_across_polls() {
+    for rt in [current(), multi()] {
+        test_body(move || {
+            let same = rt.block_on(async {
+                netloop::spawn(async {
+                    let mut first: Option<Waker> = None;
+                    let mut polls = 0;
+                    poll_fn(|cx| {
+                        polls += 1;
+                        match &first {
+                            None => {
+                                first = Some(cx.waker().clone());
+                                cx.waker().wake_by_ref();
+                                Poll::Pending
+                            }
+                            Some(w) if polls < 3 => {
+                                assert!(w.will_wake(cx.waker()));
+                                cx.waker().wake_by_ref();
+                                Poll::Pending
+                            }
+                            Some(w) => Poll::Ready(w.will_wake(cx.waker())),
+                        }
+                    })
+                    .await
+                })
+                .await
+                .unwrap()
+            });
+            assert!(same);
+        });
+    }
+}
+
+/// `spawn` never polls the future inside the call: on a current-thread runtime the
+/// task first runs when the spawner yields.
+#[test]
+fn spawn_never_polls_inside_the_call() {
+    for rt in [current(), multi()] {
+        test_body(move || {
+            rt.block_on(async {
+                let polled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let p = polled.clone();
+                let handle = netloop::spawn(async move { p.store(true, std::sync::atomic::Ordering::SeqCst) });
+                if netloop::runtime::Handle::current().runtime_flavor()
+                    == netloop::runtime::RuntimeFlavor::CurrentThread
+                {
+                    assert!(!polled.load(std::sync::atomic::Ordering::SeqCst), "polled inside spawn");
+                }
+                handle.await.unwrap();
+                assert!(polled.load(std::sync::atomic::Ordering::SeqCst));
+            });
+        });
+    }
+}
+
+/// The output of a finished task whose `JoinHandle` is dropped unread is dropped by
+/// that drop, on the dropping thread, as tokio's `JoinHandle` does.
+#[test]
+fn an_unread_output_is_dropped_by_the_join_handles_drop() {
+    struct Output(mpsc::Sender<std::thread::ThreadId>);
+    impl Drop for Output {
+        fn drop(&mut self) {
+            let _ = self.0.send(std::thread::current().id());
+        }
+    }
+    for rt in [current(), multi()] {
+        test_body(move || {
+            let (tx, rx) = mpsc::channel();
+            let handle = rt.spawn(async move { Output(tx) });
+            drive(&rt);
+            while !handle.is_finished() {
+                std::thread::yield_now();
+            }
+            assert!(rx.try_recv().is_err(), "the output was dropped before its handle");
+            drop(handle);
+            assert_eq!(rx.try_recv(), Ok(std::thread::current().id()));
+        });
+    }
+}
+
+/// Dropping a runtime inside an async context panics, with tokio's message (a
+/// runtime's drop blocks, which would stall the task's loop).
+#[test]
+fn dropping_a_runtime_inside_a_task_panics_as_on_tokio() {
+    let outer = current();
+    let message = outer.block_on(async {
+        let inner = current();
+        netloop_tests::panic_message(move || drop(inner))
+    });
+    assert!(
+        message.contains("Cannot drop a runtime in a context where blocking is not allowed"),
+        "{message}"
+    );
+}
+
+netloop::task_local! {
+    static REQUEST: u32;
+}
+
+/// A future run in a task-local scope sees the value in its destructor too: tokio's
+/// `TaskLocalFuture` enters the scope to drop the future it wraps.
+#[test]
+fn a_task_local_is_set_while_its_scoped_future_is_dropped() {
+    struct ReadsInDrop(mpsc::Sender<Option<u32>>);
+    impl Drop for ReadsInDrop {
+        fn drop(&mut self) {
+            let _ = self.0.send(REQUEST.try_with(|v| *v).ok());
+        }
+    }
+    let rt = current();
+    let (tx, rx) = mpsc::channel();
+    rt.block_on(async move {
+        let scoped = REQUEST.scope(7, async move {
+            let _guard = ReadsInDrop(tx);
+            std::future::pending::<()>().await
+        });
+        // Polled once (so the guard lives in the future's state), then dropped.
+        let _ = netloop::time::timeout(std::time::Duration::from_millis(1), scoped).await;
+    });
+    assert_eq!(rx.recv_timeout(WAIT), Ok(Some(7)));
+}
+
+/// `select!` drops every branch's future before it runs the winning branch's handler
+/// (tokio's futures live in a block that ends before the handler): a handler may take
+/// a lock or a resource that a losing branch still held.
+#[test]
+fn select_drops_the_losing_branches_before_the_handler_runs() {
+    let rt = current();
+    rt.block_on(async {
+        let lock = Arc::new(Mutex::new(()));
+        let l = lock.clone();
+        let holder = async move {
+            let _held = l.lock().unwrap();
+            std::future::pending::<()>().await
+        };
+        netloop::select! {
+            _ = holder => unreachable!(),
+            _ = netloop::task::yield_now() => {
+                assert!(lock.try_lock().is_ok(), "the losing branch still held its lock in the handler");
+            }
+        }
+    });
+}
+
+/// A current-thread runtime starts no thread of its own: `on_thread_start` and
+/// `on_thread_stop` run only for the blocking pool's threads (tokio's current-thread
+/// scheduler never calls them for the thread in `block_on`).
+#[test]
+fn a_current_thread_runtime_calls_thread_hooks_only_for_blocking_threads() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    test_body(|| {
+        let (started, stopped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (s, t) = (started.clone(), stopped.clone());
+        let rt = netloop::runtime::Builder::new_current_thread()
+            .enable_all()
+            .on_thread_start(move || {
+                s.fetch_add(1, SeqCst);
+            })
+            .on_thread_stop(move || {
+                t.fetch_add(1, SeqCst);
+            })
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            netloop::spawn(async {}).await.unwrap();
+            netloop::time::sleep(std::time::Duration::from_millis(1)).await;
+        });
+        assert_eq!(started.load(SeqCst), 0, "no thread of the runtime's started");
+        rt.block_on(async { netloop::task::spawn_blocking(|| ()).await })
+            .unwrap();
+        assert_eq!(started.load(SeqCst), 1, "the blocking thread's start");
+        drop(rt);
+        assert_eq!(
+            stopped.load(SeqCst),
+            1,
+            "the blocking thread's stop, before drop returned"
+        );
+    });
+}
