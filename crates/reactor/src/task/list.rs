@@ -27,8 +27,10 @@ pub struct TaskList {
 
 // SAFETY: the list moves with its loop (an `EventLoop` may be created on one thread
 // and driven on another), but only the thread driving the loop ever reads or changes
-// it or the tasks it names: the loop refuses to be driven from a second thread, and a
-// loop dropped off its thread with tasks listed leaks them untouched.
+// it or the tasks it names: the loop refuses to be driven from a second thread, unless
+// every task it holds is `Send` (`EventLoop::move_to_current_thread`, which takes the
+// loop by `&mut`, so the new thread sees every write of the old), and a loop dropped
+// off its thread with a `!Send` task leaks its tasks untouched.
 unsafe impl Send for TaskList {}
 
 impl TaskList {
