@@ -20,10 +20,10 @@ pub(crate) enum Flavor {
 /// default of the `crate` argument.
 #[derive(Clone, Copy)]
 pub(crate) enum Dialect {
-    /// `#[netloop::main]`, `#[netloop::test]`: expands to `::netloop` paths.
+    /// `#[netloop::main]`, `#[netloop::test]`: expands to `netloop::` paths.
     Netloop,
     /// `#[tokio::main]`, `#[tokio::test]` through netloop's `tokio` crate (patch mode):
-    /// expands to `::tokio` paths, which are netloop's there.
+    /// expands to `tokio::` paths, which are netloop's there.
     Tokio,
 }
 
@@ -85,9 +85,12 @@ pub(crate) fn parse_config(args: TokenStream, is_test: bool, dialect: Dialect) -
         start_paused: args.start_paused,
         name: args.name,
         unhandled_panic: args.unhandled_panic,
-        krate: args.krate.unwrap_or_else(|| match dialect {
-            Dialect::Netloop => syn::parse_quote!(::netloop),
-            Dialect::Tokio => syn::parse_quote!(::tokio),
+        // The crate's name, resolved where the attribute is written, as tokio's `tokio`
+        // is: a `use other as tokio;` or a module of that name in the caller's scope is
+        // the crate the expansion uses (not necessarily the extern crate).
+        krate: args.krate.unwrap_or_else(|| {
+            let name = syn::Ident::new(dialect.crate_name(), Span::call_site());
+            Path::from(name)
         }),
     })
 }

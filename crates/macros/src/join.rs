@@ -1,8 +1,8 @@
 //! `join!` and `try_join!`: the proc-macro half behind the `netloop` crate's
 //! declarative wrappers (which pass `$crate` as the first tokens).
 
-use proc_macro2::{Ident, TokenStream};
-use quote::quote;
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Token};
 
@@ -43,17 +43,32 @@ pub(crate) fn join(input: TokenStream, try_join: bool) -> syn::Result<TokenStrea
     // reference to it and, unless biased, the index of the future to poll first,
     // rotated each poll so that none is starved of the cooperative budget. That is
     // tokio's layout, and its future sizes.
+    //
+    // tokio's `join!` brings no name into the caller's scope, and neither does this:
+    // the struct is declared in a block of its own, which gives back its constructor,
+    // so that the caller's expressions (the constructor's arguments) cannot name it;
+    // every identifier made here has the mixed site's hygiene, as a `macro_rules!`
+    // body's has, so that the caller's expressions see their own locals.
     let fields = numbered("f", n);
+    let params = numbered("F", n);
     let (rotator_decl, start) = rotation(biased, n);
     let polls = poll_arms(&fields, try_join);
     let ready = output(&fields, try_join);
-    let inits = fields.iter().zip(&exprs).map(|(f, e)| {
-        quote! { #f: #support::MaybeDone::new(::core::future::IntoFuture::into_future(#e)) }
+    let args = exprs.iter().map(|e| {
+        quote_spanned! {Span::mixed_site()=>
+            #support::MaybeDone::new(::core::future::IntoFuture::into_future(#e))
+        }
     });
     let state = pinned_struct(&support, "__NetloopJoin", &fields);
-    Ok(quote! {{
-        #state
-        let mut __join = ::core::pin::pin!(__NetloopJoin { #(#inits,)* });
+    Ok(quote_spanned! {Span::mixed_site()=> {
+        let __join_new = {
+            #state
+            fn __new<#(#params),*>(#(#fields: #params),*) -> __NetloopJoin<#(#params),*> {
+                __NetloopJoin { #(#fields),* }
+            }
+            __new
+        };
+        let mut __join = ::core::pin::pin!(__join_new(#(#args),*));
         #rotator_decl
         ::core::future::poll_fn(move |__join_cx| {
             let mut __join_all = __join.as_mut().project();
@@ -79,11 +94,11 @@ pub(crate) fn join(input: TokenStream, try_join: bool) -> syn::Result<TokenStrea
 /// expression that gives each poll's start: rotated unless `biased`.
 fn rotation(biased: bool, n: usize) -> (TokenStream, TokenStream) {
     if biased {
-        return (quote! {}, quote! { 0usize });
+        return (TokenStream::new(), quote! { 0usize });
     }
     (
-        quote! { let mut __join_rotator: u32 = 0; },
-        quote! {{
+        quote_spanned! {Span::mixed_site()=> let mut __join_rotator: u32 = 0; },
+        quote_spanned! {Span::mixed_site()=>{
             let __start = __join_rotator;
             __join_rotator = if __start + 1 == #n as u32 { 0 } else { __start + 1 };
             __start as usize
@@ -96,7 +111,7 @@ fn rotation(biased: bool, n: usize) -> (TokenStream, TokenStream) {
 fn poll_arms(fields: &[Ident], try_join: bool) -> impl Iterator<Item = TokenStream> + '_ {
     fields.iter().enumerate().map(move |(i, f)| {
         let check = if try_join {
-            quote! {
+            quote_spanned! {Span::mixed_site()=>
                 if let ::core::option::Option::Some(::core::result::Result::Err(_)) = __join_all.#f.as_mut().output_ref() {
                     return match __join_all.#f.as_mut().take_output() {
                         ::core::option::Option::Some(::core::result::Result::Err(e)) => {
@@ -107,9 +122,9 @@ fn poll_arms(fields: &[Ident], try_join: bool) -> impl Iterator<Item = TokenStre
                 }
             }
         } else {
-            quote! {}
+            TokenStream::new()
         };
-        quote! {
+        quote_spanned! {Span::mixed_site()=>
             #i => {
                 if __join_all.#f.as_mut().poll_done(__join_cx).is_pending() {
                     __join_done = false;
@@ -124,19 +139,19 @@ fn poll_arms(fields: &[Ident], try_join: bool) -> impl Iterator<Item = TokenStre
 fn output(fields: &[Ident], try_join: bool) -> TokenStream {
     let outputs = fields.iter().map(|f| {
         if try_join {
-            quote! {
+            quote_spanned! {Span::mixed_site()=>
                 match __join_all.#f.as_mut().take_output().expect("output taken once") {
                     ::core::result::Result::Ok(v) => v,
                     ::core::result::Result::Err(_) => ::core::unreachable!(),
                 }
             }
         } else {
-            quote! { __join_all.#f.as_mut().take_output().expect("output taken once") }
+            quote_spanned! {Span::mixed_site()=> __join_all.#f.as_mut().take_output().expect("output taken once") }
         }
     });
     if try_join {
-        quote! { ::core::result::Result::Ok((#(#outputs,)*)) }
+        quote_spanned! {Span::mixed_site()=> ::core::result::Result::Ok((#(#outputs,)*)) }
     } else {
-        quote! { (#(#outputs,)*) }
+        quote_spanned! {Span::mixed_site()=> (#(#outputs,)*) }
     }
 }

@@ -18,7 +18,7 @@
 //! | `flavor = "multi_thread" \| "current_thread" \| "local"` | the runtime kind (`local`: a `LocalRuntime`, whose tasks may be `!Send`) | `main`: multi_thread, `test`: current_thread |
 //! | `worker_threads = N` | event loops (multi_thread only) | available cores |
 //! | `start_paused = bool` | start with time paused (current_thread; `test-util`) | false |
-//! | `crate = "path"` | where `netloop` is | `::netloop` |
+//! | `crate = "path"` | where `netloop` is | `netloop`, resolved where the attribute is written (as tokio's `tokio`) |
 //! | `unhandled_panic = "ignore" \| "shutdown_runtime"` | accepted and checked as tokio checks it; expands to the builder's `unhandled_panic`, which netloop (like tokio without `tokio_unstable`) does not have | none |
 
 #![deny(missing_docs)]
@@ -178,16 +178,18 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(args, item, true, Dialect::Netloop)
 }
 
-/// `#[tokio::main]` of netloop's `tokio` crate (patch mode): as [`main`], with `::tokio`
-/// as the default `crate` and tokio's name in its errors. Use it as `tokio::main`.
+/// `#[tokio::main]` of netloop's `tokio` crate (patch mode): as [`main`], with `tokio`
+/// (resolved where the attribute is written) as the default `crate` and tokio's name in
+/// its errors. Use it as `tokio::main`.
 #[doc(hidden)]
 #[proc_macro_attribute]
 pub fn tokio_main(args: TokenStream, item: TokenStream) -> TokenStream {
     expand(args, item, false, Dialect::Tokio)
 }
 
-/// `#[tokio::test]` of netloop's `tokio` crate (patch mode): as [`test`], with `::tokio`
-/// as the default `crate` and tokio's name in its errors. Use it as `tokio::test`.
+/// `#[tokio::test]` of netloop's `tokio` crate (patch mode): as [`test`], with `tokio`
+/// (resolved where the attribute is written) as the default `crate` and tokio's name in
+/// its errors. Use it as `tokio::test`.
 #[doc(hidden)]
 #[proc_macro_attribute]
 pub fn tokio_test(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -219,3 +221,4 @@ pub fn try_join_internal(input: TokenStream) -> TokenStream {
 fn emit(expansion: syn::Result<TokenStream2>) -> TokenStream {
     expansion.unwrap_or_else(syn::Error::into_compile_error).into()
 }
+

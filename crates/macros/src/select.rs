@@ -2,7 +2,7 @@
 //! (which passes `$crate` as the first tokens).
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
-use quote::quote;
+use quote::{quote, quote_spanned};
 use syn::parse::{Parse, ParseStream};
 use syn::{Expr, Pat, Token};
 
@@ -84,7 +84,7 @@ impl Parse for Select {
 /// The branch pattern as used to test `&output` when the future completes: binding
 /// modifiers (`mut`, `ref`) dropped, since bindings there are by reference (tokio's
 /// `clean_pattern`).
-fn clean_pattern(pat: &mut Pat) {
+pub(crate) fn clean_pattern(pat: &mut Pat) {
     match pat {
         Pat::Ident(ident) => {
             ident.by_ref = None;
@@ -114,27 +114,33 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
     } = inner;
     let n = branches.len();
     if n == 0 {
-        // Only `else`: nothing to wait for, so it runs at once (as tokio's does).
+        // Only `else`: nothing to wait for, so it runs at once, and it is all the
+        // expansion holds (no `Pin`, no `BRANCHES`), as tokio's.
         let e = else_branch.expect("parse rejects a select! with neither branches nor else");
         return Ok(quote! {{ #e }});
     }
     let support = quote! { #krate::__private };
     let futs = numbered("__select_fut_", n);
-    let variants = numbered("_", n);
-    let generics = numbered("T", n);
     let fut_decls = declare_futures(&support, &branches, &futs);
-    let mask = mask_type(n);
+    let util = util_module(n);
     let conds = preconditions(&branches);
-    let arms = poll_arms(&branches, &futs, &variants);
-    let handlers = handler_arms(&branches, &variants);
+    let arms = poll_arms(&branches, &futs);
+    let handlers = handler_arms(&branches);
     let else_arm = else_arm(else_branch);
     let (start, branch_index) = poll_order(&support, biased, n);
-    Ok(quote! {{
-        enum __SelectOut<#(#generics,)*> {
-            #(#variants(#generics),)*
-            Disabled,
-        }
-        let mut __select_disabled: #mask = 0;
+    let branch_count = Literal::u32_unsuffixed(u32::try_from(n).expect("at most 64 branches"));
+    // The names tokio's expansion brings into the block that holds the branches (items
+    // are not hygienic): `Pin`, `BRANCHES` and `__tokio_select_util`. Its locals are
+    // hygienic, and so are these: every identifier the expansion makes has the mixed
+    // site's hygiene, as a `macro_rules!` body's has (its locals are its own, its items
+    // and paths are the caller's).
+    Ok(quote_spanned! {Span::mixed_site()=> {
+        #util
+        // Brought into the branches' scope, as tokio's `select!` brings it.
+        #[allow(unused_imports)]
+        use #krate::macros::support::Pin;
+        const BRANCHES: u32 = #branch_count;
+        let mut __select_disabled: __tokio_select_util::Mask = 0;
         #(#conds)*
         let __select_output = {
             #fut_decls
@@ -146,9 +152,9 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
                 // return `Pending` anyway, and the others would not yield at all.
                 ::core::task::ready!(#support::poll_budget_available(__select_cx));
                 let mut __select_proj = __select_futs.as_mut().project();
-                let __select_start: usize = #start;
+                let __select_start: u32 = #start;
                 let mut __select_pending = false;
-                for __select_i in 0..#n {
+                for __select_i in 0..BRANCHES {
                     let __select_branch = #branch_index;
                     match __select_branch {
                         #(#arms)*
@@ -158,7 +164,7 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
                 if __select_pending {
                     ::core::task::Poll::Pending
                 } else {
-                    ::core::task::Poll::Ready(__SelectOut::Disabled)
+                    ::core::task::Poll::Ready(__tokio_select_util::Out::Disabled)
                 }
             })
             .await
@@ -174,19 +180,57 @@ pub(crate) fn select(input: TokenStream) -> syn::Result<TokenStream> {
     }})
 }
 
+/// The module tokio's expansion declares in the caller's block, holding
+/// [`output_enum`].
+fn util_module(n: usize) -> TokenStream {
+    let items = output_enum(n);
+    quote_spanned! {Span::mixed_site()=>
+        #[doc(hidden)]
+        mod __tokio_select_util {
+            #items
+        }
+    }
+}
+
+/// `Out`, the output enum of a `select!` of `n` branches (a variant per branch, then
+/// `Disabled`), and `Mask`, the type of its mask of disabled branches (the smallest
+/// with a bit per branch), both `pub(super)`: what tokio's `__tokio_select_util`
+/// holds.
+pub(crate) fn output_enum(n: usize) -> TokenStream {
+    let variants = (0..n).map(variant);
+    let generics = numbered("T", n);
+    let mask = match n {
+        0..=8 => quote! { u8 },
+        9..=16 => quote! { u16 },
+        17..=32 => quote! { u32 },
+        _ => quote! { u64 },
+    };
+    quote_spanned! {Span::mixed_site()=>
+        pub(super) enum Out<#(#generics,)*> {
+            #(#variants(#generics),)*
+            Disabled,
+        }
+        pub(super) type Mask = #mask;
+    }
+}
+
 /// The futures, first written into one tuple, as they are given: a `let` of a tuple
 /// extends the life of temporaries borrowed there (`&mut ready(())`) to the block.
 /// Then they move into one pinned struct, so the state kept across the await is the
 /// futures, the mask and one pinned reference: tokio's layout, and its future sizes.
+/// The struct is declared in a block of its own, where no caller's code is: the
+/// caller cannot name it.
 fn declare_futures(support: &TokenStream, branches: &[Branch], futs: &[Ident]) -> TokenStream {
     let fut_exprs = branches.iter().map(|b| &b.fut);
     let indices = (0..branches.len()).map(syn::Index::from);
     let state = pinned_struct(support, "__NetloopSelect", futs);
-    quote! {
+    quote_spanned! {Span::mixed_site()=>
         let __select_init = (#(#fut_exprs,)*);
-        #state
-        let mut __select_futs = ::core::pin::pin!(__NetloopSelect {
-            #(#futs: ::core::future::IntoFuture::into_future(__select_init.#indices),)*
+        let mut __select_futs = ::core::pin::pin!({
+            #state
+            __NetloopSelect {
+                #(#futs: ::core::future::IntoFuture::into_future(__select_init.#indices),)*
+            }
         });
     }
 }
@@ -197,25 +241,15 @@ fn poll_order(support: &TokenStream, biased: bool, n: usize) -> (TokenStream, To
     let start = if biased || n == 1 {
         quote! { 0 }
     } else {
-        quote! { #support::thread_rng_n(#n as u32) as usize }
+        quote_spanned! {Span::mixed_site()=> #support::thread_rng_n(BRANCHES) }
     };
     // No `% 1` in a one-branch expansion: clippy's modulo_one would fire in user code.
     let branch_index = if n == 1 {
-        quote! { __select_start + __select_i }
+        quote_spanned! {Span::mixed_site()=> __select_start + __select_i }
     } else {
-        quote! { (__select_start + __select_i) % #n }
+        quote_spanned! {Span::mixed_site()=> (__select_start + __select_i) % BRANCHES }
     };
     (start, branch_index)
-}
-
-/// The smallest mask that has a bit per branch.
-fn mask_type(n: usize) -> TokenStream {
-    match n {
-        0..=8 => quote! { u8 },
-        9..=16 => quote! { u16 },
-        17..=32 => quote! { u32 },
-        _ => quote! { u64 },
-    }
 }
 
 /// The bit of branch `i` in the mask.
@@ -228,26 +262,23 @@ fn preconditions(branches: &[Branch]) -> impl Iterator<Item = TokenStream> + '_ 
     branches.iter().enumerate().filter_map(|(i, b)| {
         b.cond.as_ref().map(|c| {
             let bit = bit(i);
-            quote! { if !(#c) { __select_disabled |= #bit; } }
+            quote_spanned! {Span::mixed_site()=> if !(#c) { __select_disabled |= #bit; } }
         })
     })
 }
 
 /// For each branch, the arm that polls its future and returns its output if it
 /// matches the branch's pattern.
-fn poll_arms<'a>(
-    branches: &'a [Branch],
-    futs: &'a [Ident],
-    variants: &'a [Ident],
-) -> impl Iterator<Item = TokenStream> + 'a {
+fn poll_arms<'a>(branches: &'a [Branch], futs: &'a [Ident]) -> impl Iterator<Item = TokenStream> + 'a {
     branches.iter().enumerate().map(|(i, b)| {
         let f = &futs[i];
-        let v = &variants[i];
+        let v = variant(i);
+        let index = Literal::u32_unsuffixed(u32::try_from(i).expect("at most 64 branches"));
         let mut pat = b.pat.clone();
         clean_pattern(&mut pat);
         let bit = bit(i);
-        quote! {
-            #i => {
+        quote_spanned! {Span::mixed_site()=>
+            #index => {
                 if *__select_mask & #bit != 0 {
                     continue;
                 }
@@ -264,22 +295,27 @@ fn poll_arms<'a>(
                 *__select_mask |= #bit;
                 #[allow(unused_variables, unreachable_patterns, clippy::redundant_pattern_matching)]
                 if let #pat = &__select_out {
-                    return ::core::task::Poll::Ready(__SelectOut::#v(__select_out));
+                    return ::core::task::Poll::Ready(__tokio_select_util::Out::#v(__select_out));
                 }
             }
         }
     })
 }
 
+/// The variant of `Out` of branch `i`: `_0`, `_1`, ...
+fn variant(i: usize) -> Ident {
+    Ident::new(&format!("_{i}"), Span::mixed_site())
+}
+
 /// For each branch, the arm that runs its handler on its output.
-fn handler_arms<'a>(branches: &'a [Branch], variants: &'a [Ident]) -> impl Iterator<Item = TokenStream> + 'a {
+fn handler_arms(branches: &[Branch]) -> impl Iterator<Item = TokenStream> + '_ {
     branches.iter().enumerate().map(|(i, b)| {
-        let v = &variants[i];
+        let v = variant(i);
         let pat = &b.pat;
         let h = &b.handler;
-        quote! {
+        quote_spanned! {Span::mixed_site()=>
             #[allow(unreachable_patterns)]
-            __SelectOut::#v(#pat) => #h,
+            __tokio_select_util::Out::#v(#pat) => #h,
         }
     })
 }
@@ -287,9 +323,9 @@ fn handler_arms<'a>(branches: &'a [Branch], variants: &'a [Ident]) -> impl Itera
 /// The arm for "every branch disabled": the `else` branch, or tokio's panic.
 fn else_arm(else_branch: Option<Expr>) -> TokenStream {
     match else_branch {
-        Some(e) => quote! { __SelectOut::Disabled => #e, },
-        None => quote! {
-            __SelectOut::Disabled => ::core::panic!("all branches are disabled and there is no else branch"),
+        Some(e) => quote_spanned! {Span::mixed_site()=> __tokio_select_util::Out::Disabled => #e, },
+        None => quote_spanned! {Span::mixed_site()=>
+            __tokio_select_util::Out::Disabled => ::core::panic!("all branches are disabled and there is no else branch"),
         },
     }
 }

@@ -88,6 +88,14 @@ impl<F: Future> MaybeDone<F> {
         }
     }
 
+    /// The output, mutably, if finished and not taken.
+    pub fn output_mut(self: Pin<&mut Self>) -> Option<&mut F::Output> {
+        match self.project() {
+            MaybeDoneProj::Done { output } => Some(output),
+            _ => None,
+        }
+    }
+
     /// Takes the output, if finished and not taken.
     pub fn take_output(mut self: Pin<&mut Self>) -> Option<F::Output> {
         if !matches!(&*self, MaybeDone::Done { .. }) {
@@ -97,5 +105,15 @@ impl<F: Future> MaybeDone<F> {
             MaybeDoneReplace::Done { output } => Some(output),
             _ => None,
         }
+    }
+}
+
+/// Polls the future until it finishes, keeping its output (tokio's `MaybeDone` is a
+/// future of `()`, for `tokio::macros::support::maybe_done`).
+impl<F: Future> Future for MaybeDone<F> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.poll_done(cx)
     }
 }

@@ -192,7 +192,10 @@ pub mod sync {
 #[cfg(feature = "hyper")]
 pub mod hyper_rt;
 
-mod macros;
+/// The `macro_rules!` macros, and `macros::support`: the items tokio's macro expansions
+/// name, public and hidden under tokio's path.
+#[doc(hidden)]
+pub mod macros;
 
 #[doc(hidden)]
 pub mod __private;

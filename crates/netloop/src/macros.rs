@@ -1,4 +1,7 @@
-//! `select!`, `join!`, `try_join!` and `pin!`, with tokio's syntax and semantics.
+//! `select!`, `join!`, `try_join!` and `pin!`, with tokio's syntax and semantics, and
+//! bringing into the caller's scope what tokio's bring (`docs/compatibility.md`):
+//! `select!` brings `Pin`, `BRANCHES` and `__tokio_select_util` into its branches; the
+//! others bring nothing but `pin!`'s pinned variables.
 
 /// Waits on several futures at once and runs the handler of the first to complete
 /// (tokio's `select!`).
@@ -85,4 +88,77 @@ macro_rules! pin {
         let $x = $init;
         $crate::pin!($x);
     )* };
+}
+
+/// What tokio's macro expansions name, under tokio's path `tokio::macros::support`
+/// (public and hidden, as tokio's): std's items, and netloop's own for the rest. Code
+/// names it (`use tokio::macros::support::{Pin, Poll};`), and `select!` brings its
+/// `Pin` into the caller's scope.
+pub mod support {
+    pub use std::future::{Future, IntoFuture, poll_fn};
+    pub use std::pin::Pin;
+    pub use std::result::Result;
+    pub use std::task::{Context, Poll, ready};
+
+    pub use crate::__private::{poll_budget_available, thread_rng_n};
+
+    use crate::__private::MaybeDone;
+
+    /// The future wrapped to keep its output until taken (tokio's `join!` holds each
+    /// of its futures so).
+    pub fn maybe_done<F: IntoFuture>(future: F) -> MaybeDone<F::IntoFuture> {
+        MaybeDone::new(future.into_future())
+    }
+
+    /// Picks, for a `join!` of `COUNT` futures, which to poll first on each poll: a
+    /// rotating start ([`SelectNormal`]) or always the first ([`SelectBiased`]).
+    pub trait RotatorSelect {
+        /// What tells the poll how many futures to skip at its start.
+        type Rotator<const COUNT: u32>: Default;
+    }
+
+    /// A `join!` that starts each poll one future further (tokio's default).
+    #[derive(Debug)]
+    pub struct SelectNormal;
+
+    /// A `biased;` `join!`: each poll starts at the first future.
+    #[derive(Debug)]
+    pub struct SelectBiased;
+
+    impl RotatorSelect for SelectNormal {
+        type Rotator<const COUNT: u32> = Rotator<COUNT>;
+    }
+
+    impl RotatorSelect for SelectBiased {
+        type Rotator<const COUNT: u32> = BiasedRotator;
+    }
+
+    /// The start of each poll of `COUNT` futures: 0, 1, ..., `COUNT - 1`, 0, ...
+    #[derive(Debug, Default)]
+    pub struct Rotator<const COUNT: u32> {
+        next: u32,
+    }
+
+    impl<const COUNT: u32> Rotator<COUNT> {
+        /// How many futures this poll skips at its start; the next poll skips one more
+        /// (none after the last).
+        #[inline]
+        pub fn num_skip(&mut self) -> u32 {
+            let skip = self.next;
+            self.next = if skip + 1 >= COUNT { 0 } else { skip + 1 };
+            skip
+        }
+    }
+
+    /// The start of each poll of a `biased;` `join!`: always the first future.
+    #[derive(Debug, Default)]
+    pub struct BiasedRotator {}
+
+    impl BiasedRotator {
+        /// None: every poll starts at the first future.
+        #[inline]
+        pub fn num_skip(&mut self) -> u32 {
+            0
+        }
+    }
 }

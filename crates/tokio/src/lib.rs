@@ -48,16 +48,9 @@ pub use netloop::{fs, io, net, process, runtime, signal, spawn, sync, task, time
 pub use netloop::{join, pin, select, task_local, try_join};
 
 /// What tokio's macros expand to, public (and hidden) under the same path as tokio's,
-/// for code that names it.
+/// for code that names it: `tokio::macros::support`.
 #[doc(hidden)]
-pub mod macros {
-    /// The items tokio's `macros::support` offers that are std's.
-    pub mod support {
-        pub use std::future::{Future, IntoFuture, poll_fn};
-        pub use std::pin::Pin;
-        pub use std::task::{Context, Poll, ready};
-    }
-}
+pub use netloop::macros;
 
 /// Marks `async fn main` as the program's entry point, run on a netloop runtime
 /// (multi-thread by default), with tokio's arguments (`flavor`, `worker_threads`,
@@ -68,6 +61,10 @@ pub use netloop_macros::tokio_main as main;
 /// with tokio's arguments (`flavor`, `worker_threads`, `start_paused`, `crate`, `name`)
 /// and errors.
 pub use netloop_macros::tokio_test as test;
+
+/// Empty, as tokio's: tokio 1.x's stream utilities are in the `tokio-stream` crate
+/// (which builds on this crate in a patched graph), since `Stream` is not in `std`.
+pub mod stream {}
 
 /// netloop's own API, beyond tokio's: placing a task on a given loop
 /// (`netloop::task::spawn_on`), the group of loops (`netloop::event_loop`), `serve`, the
