@@ -27,6 +27,7 @@ mod config;
 mod join;
 mod select;
 mod shared;
+mod tokio_helpers;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -222,3 +223,40 @@ fn emit(expansion: syn::Result<TokenStream2>) -> TokenStream {
     expansion.unwrap_or_else(syn::Error::into_compile_error).into()
 }
 
+/// tokio's hidden `count!` (the `tokio` crate's): `count!(_ _ _)` is `3`.
+#[doc(hidden)]
+#[proc_macro]
+pub fn tokio_count(input: TokenStream) -> TokenStream {
+    emit(tokio_helpers::count(input.into()))
+}
+
+/// tokio's hidden `count_field!` (the `tokio` crate's): `count_field!(t. _ _)` is `t.2`.
+#[doc(hidden)]
+#[proc_macro]
+pub fn tokio_count_field(input: TokenStream) -> TokenStream {
+    emit(tokio_helpers::count_field(input.into()))
+}
+
+/// tokio's hidden `select_variant!` (the `tokio` crate's):
+/// `select_variant!(m::Out, (_ _) (x))` is `m::Out::_2 (x)`.
+#[doc(hidden)]
+#[proc_macro]
+pub fn tokio_select_variant(input: TokenStream) -> TokenStream {
+    emit(tokio_helpers::select_variant(input.into()))
+}
+
+/// tokio's hidden `select_priv_declare_output_enum!` (the `tokio` crate's): the output
+/// enum `Out` and the `Mask` type of a `select!` of as many branches as `_` given.
+#[doc(hidden)]
+#[proc_macro]
+pub fn tokio_select_priv_declare_output_enum(input: TokenStream) -> TokenStream {
+    emit(tokio_helpers::declare_output_enum(input.into()))
+}
+
+/// tokio's hidden `select_priv_clean_pattern!` (the `tokio` crate's): the pattern
+/// without its `ref` and `mut` binding modifiers.
+#[doc(hidden)]
+#[proc_macro]
+pub fn tokio_select_priv_clean_pattern(input: TokenStream) -> TokenStream {
+    tokio_helpers::clean_pattern_macro(input.into()).into()
+}

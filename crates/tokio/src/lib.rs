@@ -52,6 +52,27 @@ pub use netloop::{join, pin, select, task_local, try_join};
 #[doc(hidden)]
 pub use netloop::macros;
 
+// tokio's hidden crate-root helper macros, which its `select!` and `task_local!` expand
+// to: names tokio exports, which code may name (`use tokio::select_variant;`).
+#[doc(hidden)]
+pub use netloop_macros::{
+    tokio_count as count, tokio_count_field as count_field,
+    tokio_select_priv_clean_pattern as select_priv_clean_pattern,
+    tokio_select_priv_declare_output_enum as select_priv_declare_output_enum, tokio_select_variant as select_variant,
+};
+
+/// tokio's hidden `__task_local_inner!`: one task-local key, `$vis $name, $t`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __task_local_inner {
+    ($(#[$attr:meta])* $vis:vis $name:ident, $t:ty) => {
+        $crate::task_local! {
+            $(#[$attr])*
+            $vis static $name: $t;
+        }
+    };
+}
+
 /// Marks `async fn main` as the program's entry point, run on a netloop runtime
 /// (multi-thread by default), with tokio's arguments (`flavor`, `worker_threads`,
 /// `start_paused`, `crate`, `name`) and errors.

@@ -93,3 +93,35 @@ mod default_crate_path_resolves_at_the_call_site {
     }
 }
 
+/// tokio's hidden crate-root helper macros, which its `select!` and `task_local!`
+/// expand to, are names tokio exports: code names them (`use tokio::select_variant;`).
+#[test]
+fn tokios_hidden_helper_macros_resolve() {
+    #[allow(unused_imports)]
+    use tokio::select_variant;
+
+    const THREE: u32 = tokio::count!(_ _ _);
+    assert_eq!(THREE, 3);
+    assert!(matches!(3u32, tokio::count!(_ _ _)));
+    let tuple = ("a", "b", "c");
+    assert_eq!(tokio::count_field!(tuple. _ _), "c");
+
+    mod util {
+        tokio::select_priv_declare_output_enum!((_ _));
+    }
+    let mask: util::Mask = u8::MAX;
+    let out: util::Out<u8, u16> = tokio::select_variant!(util::Out, (_)(7));
+    match out {
+        util::Out::_1(v) => assert_eq!((v, mask), (7, u8::MAX)),
+        util::Out::_0(_) | util::Out::Disabled => unreachable!(),
+    }
+
+    let value = Some(5u8);
+    match &value {
+        tokio::select_priv_clean_pattern!(Some(ref mut v)) => assert_eq!(*v, 5),
+        None => unreachable!(),
+    }
+
+    tokio::__task_local_inner!(pub(crate) KEY, u8);
+    assert_eq!(KEY.sync_scope(9, || KEY.get()), 9);
+}
