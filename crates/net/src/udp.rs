@@ -113,6 +113,23 @@ impl UdpSocket {
         self.io.try_io(Direction::Read, |s| s.peek_from(buf))
     }
 
+    /// Receives the next datagram from the connected peer without removing it from
+    /// the queue; cut to fit `buf` if larger.
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        io_shared(&self.io, Direction::Read, |s| s.peek(buf)).await
+    }
+
+    /// Polls to receive the connected peer's next datagram into `buf`'s unfilled part,
+    /// without removing it from the queue.
+    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        poll_read_into(&self.io, cx, buf, |s, b| Ok((s.peek(b)?, ())))
+    }
+
+    /// [`peek`](Self::peek) without waiting.
+    pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.try_io(Direction::Read, |s| s.peek(buf))
+    }
+
     /// The sender of the next datagram, without removing it.
     pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
         let mut none = [0u8; 0];
@@ -154,6 +171,14 @@ impl UdpSocket {
         pub fn tclass_v6(&self) -> io::Result<u32>;
         /// Sets `IPV6_TCLASS`.
         pub fn set_tclass_v6(&self, tclass: u32) -> io::Result<()>;
+        /// The device this socket is bound to (`SO_BINDTODEVICE`), if any.
+        #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+        pub fn device(&self) -> io::Result<Option<Vec<u8>>>;
+        /// Binds the socket to a network interface by name (`SO_BINDTODEVICE`, which
+        /// needs `CAP_NET_RAW`): only packets of that interface are received; `None`
+        /// removes the binding.
+        #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+        pub fn bind_device(&self, interface: Option<&[u8]>) -> io::Result<()>;
     }
 
     forward_to_socket! {

@@ -70,3 +70,11 @@ fn main_attribute_runs_a_multi_thread_runtime() {
     }
     assert_eq!(main(), 2);
 }
+
+/// `tokio::stream`, an empty module in tokio 1.x (its stream utilities are in
+/// tokio-stream), is a path code may name.
+#[test]
+fn the_empty_stream_module_exists() {
+    #[allow(unused_imports)]
+    use tokio::stream;
+}

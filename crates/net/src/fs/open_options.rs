@@ -141,7 +141,7 @@ impl File {
     }
 
     /// Creates `path` for reading and writing, failing if it exists.
-    pub async fn create_new(path: impl AsRef<Path>) -> io::Result<File> {
+    pub async fn create_new<P: AsRef<Path>>(path: P) -> io::Result<File> {
         OpenOptions::new()
             .read(true)
             .write(true)

@@ -100,24 +100,24 @@ pub(crate) fn abstract_address(path: &Path) -> std::io::Result<Option<std::os::u
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct UCred {
-    pid: Option<libc::pid_t>,
-    uid: libc::uid_t,
-    gid: libc::gid_t,
+    pid: Option<super::pid_t>,
+    uid: super::uid_t,
+    gid: super::gid_t,
 }
 
 impl UCred {
     /// The peer's user id.
-    pub fn uid(&self) -> libc::uid_t {
+    pub fn uid(&self) -> super::uid_t {
         self.uid
     }
 
     /// The peer's group id.
-    pub fn gid(&self) -> libc::gid_t {
+    pub fn gid(&self) -> super::gid_t {
         self.gid
     }
 
     /// The peer's process id, where the platform reports it.
-    pub fn pid(&self) -> Option<libc::pid_t> {
+    pub fn pid(&self) -> Option<super::pid_t> {
         self.pid
     }
 

@@ -54,15 +54,16 @@ impl UnixListener {
     #[track_caller]
     pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixListener> {
         match super::addr::abstract_address(path.as_ref())? {
-            Some(address) => UnixListener::bind_addr(&address),
+            Some(address) => UnixListener::new(mio::net::UnixListener::bind_addr(&address)?),
             None => UnixListener::new(mio::net::UnixListener::bind(path)?),
         }
     }
 
-    /// Listens at `address` (a path or, on Linux, an abstract name).
+    /// Listens at `address` (a path or, on Linux, an abstract name), tokio's
+    /// [`SocketAddr`], as `local_addr` returns it (a std address converts with `into`).
     #[track_caller]
-    pub fn bind_addr(address: &std::os::unix::net::SocketAddr) -> io::Result<UnixListener> {
-        UnixListener::new(mio::net::UnixListener::bind_addr(address)?)
+    pub fn bind_addr(address: &SocketAddr) -> io::Result<UnixListener> {
+        UnixListener::new(mio::net::UnixListener::bind_addr(&address.0)?)
     }
 
     /// The local address.

@@ -50,9 +50,10 @@ impl UnixStream {
         UnixStream::new(socket)?.finish_connect().await
     }
 
-    /// Connects to the socket at `address` (a path or, on Linux, an abstract name).
-    pub async fn connect_addr(address: &std::os::unix::net::SocketAddr) -> io::Result<UnixStream> {
-        let stream = UnixStream::new(mio::net::UnixStream::connect_addr(address)?)?;
+    /// Connects to the socket at `address` (a path or, on Linux, an abstract name),
+    /// tokio's [`SocketAddr`] (a std address converts with `into`).
+    pub async fn connect_addr(address: &SocketAddr) -> io::Result<UnixStream> {
+        let stream = UnixStream::new(mio::net::UnixStream::connect_addr(&address.0)?)?;
         stream.finish_connect().await
     }
 
