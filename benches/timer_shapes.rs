@@ -131,6 +131,31 @@ pub fn sleep_poll_all_then_drop(rt: &rt::runtime::Runtime, n: usize) -> Duration
     })
 }
 
+/// Distinct whole seconds over which [`spread_sleeps_poll_all_then_drop_at`] spreads
+/// its deadlines.
+pub const SPREAD_SECONDS: u64 = 1_000;
+
+/// Creates `n` boxed sleeps whose deadlines are spread over [`SPREAD_SECONDS`]
+/// distinct seconds (1 s to 1,000 s from now, round-robin), polls each once, all in
+/// one poll of whatever runs at `place`, then drops them all in creation order: the
+/// timers of a server's many connections, each with its own deadline.
+pub fn spread_sleeps_poll_all_then_drop_at(rt: &rt::runtime::Runtime, place: Place, n: usize) -> Duration {
+    run_at(rt, place, move |waker| async move {
+        let mut cx = Context::from_waker(&waker);
+        let mut sleeps: Vec<Pin<Box<Sleep>>> = Vec::with_capacity(n);
+        let start = std::time::Instant::now();
+        let now = Instant::now();
+        for i in 0..n {
+            let deadline = now + Duration::from_secs(1 + i as u64 % SPREAD_SECONDS);
+            let mut sleep = Box::pin(rt::time::sleep_until(deadline));
+            black_box(sleep.as_mut().poll(&mut cx).is_pending());
+            sleeps.push(sleep);
+        }
+        sleeps.drain(..).for_each(drop);
+        start.elapsed()
+    })
+}
+
 /// `conns` connections' idle timeouts: each a 60 s sleep, registered by a poll; then
 /// `resets` rounds in which every connection sees a request, so its timeout is reset
 /// to 60 s from now and polled again; then every connection closes (its sleep is

@@ -209,6 +209,8 @@ fn a_current_thread_runtime_with_a_live_spawn_local_task_refuses_to_move() {
     test_body(|| {
         let rt = current();
         let (tx, rx) = netloop::sync::oneshot::channel::<()>();
+        // The handle is the block's value, taken out to be awaited later.
+        #[allow(clippy::async_yields_async)]
         let local = rt.block_on(async {
             let here = std::rc::Rc::new(());
             netloop::task::spawn_local(async move {
@@ -491,6 +493,8 @@ fn select_drops_the_losing_branches_before_the_handler_runs() {
     rt.block_on(async {
         let lock = Arc::new(Mutex::new(()));
         let l = lock.clone();
+        // Held across the await on purpose: the losing branch keeps the lock.
+        #[allow(clippy::await_holding_lock)]
         let holder = async move {
             let _held = l.lock().unwrap();
             std::future::pending::<()>().await

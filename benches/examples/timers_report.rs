@@ -11,7 +11,10 @@
 //!
 //! The first four shapes run in a task of a current-thread runtime, polling with the
 //! task's waker; the next two in the body of `block_on` of a 2-worker runtime (where
-//! `#[main]`'s own code runs), polling with its waker. The runtimes are interleaved
+//! `#[main]`'s own code runs), polling with its waker; the last three on that 2-worker
+//! runtime too: 1M sleeps whose deadlines are spread over 1,000 distinct seconds, all
+//! polled in one poll and then dropped, in a spawned task and in `block_on`'s body, and
+//! the idle timeouts reset in a spawned task. The runtimes are interleaved
 //! round by round; each shape prints the median time. The firing shape
 //! (only with `fire`, about 25 s) runs 1M tasks on a 2-worker runtime of each kind.
 
@@ -180,6 +183,71 @@ fn main() {
             }),
             tokio_floor: Box::new(|| on_tokio::floor::idle_timeouts_reset(CONNS, RESETS, on_tokio::Order::Created)),
         },
+        Shape {
+            name: "1M sleeps, deadlines over 1,000 distinct seconds, all polled in one poll then dropped, in a spawned task (2 workers)",
+            netloop: Box::new({
+                let rt = nl2.clone();
+                move || {
+                    let rt = rt.get_or_init(on_netloop::two_workers);
+                    on_netloop::spread_sleeps_poll_all_then_drop_at(rt, on_netloop::Place::Task, PENDING)
+                }
+            }),
+            tokio: Box::new({
+                let rt = tk2.clone();
+                move || {
+                    let rt = rt.get_or_init(on_tokio::two_workers);
+                    on_tokio::spread_sleeps_poll_all_then_drop_at(rt, on_tokio::Place::Task, PENDING)
+                }
+            }),
+            netloop_floor: Box::new(|| on_netloop::floor::all_then_drop(PENDING)),
+            tokio_floor: Box::new(|| on_tokio::floor::all_then_drop(PENDING)),
+        },
+        Shape {
+            name: "the same, in block_on's body (2 workers)",
+            netloop: Box::new({
+                let rt = nl2.clone();
+                move || {
+                    let rt = rt.get_or_init(on_netloop::two_workers);
+                    on_netloop::spread_sleeps_poll_all_then_drop_at(rt, on_netloop::Place::BlockOn, PENDING)
+                }
+            }),
+            tokio: Box::new({
+                let rt = tk2.clone();
+                move || {
+                    let rt = rt.get_or_init(on_tokio::two_workers);
+                    on_tokio::spread_sleeps_poll_all_then_drop_at(rt, on_tokio::Place::BlockOn, PENDING)
+                }
+            }),
+            netloop_floor: Box::new(|| on_netloop::floor::all_then_drop(PENDING)),
+            tokio_floor: Box::new(|| on_tokio::floor::all_then_drop(PENDING)),
+        },
+        Shape {
+            name: "100k idle timeouts reset 10 times to a later deadline, in a spawned task (2 workers)",
+            netloop: Box::new({
+                let rt = nl2.clone();
+                move || {
+                    let rt = rt.get_or_init(on_netloop::two_workers);
+                    on_netloop::idle_timeouts_reset_at(
+                        rt,
+                        on_netloop::Place::Task,
+                        CONNS,
+                        RESETS,
+                        on_netloop::Order::Created,
+                    )
+                }
+            }),
+            tokio: Box::new({
+                let rt = tk2.clone();
+                move || {
+                    let rt = rt.get_or_init(on_tokio::two_workers);
+                    on_tokio::idle_timeouts_reset_at(rt, on_tokio::Place::Task, CONNS, RESETS, on_tokio::Order::Created)
+                }
+            }),
+            netloop_floor: Box::new(|| {
+                on_netloop::floor::idle_timeouts_reset(CONNS, RESETS, on_netloop::Order::Created)
+            }),
+            tokio_floor: Box::new(|| on_tokio::floor::idle_timeouts_reset(CONNS, RESETS, on_tokio::Order::Created)),
+        },
     ];
 
     // `--only RUNTIME SHAPE [N]`: one runtime's shape N times back to back, for a profiler.
@@ -187,7 +255,7 @@ fn main() {
         let runtime = args.get(1).map(String::as_str).unwrap_or("netloop");
         let index: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(0);
         let times: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(20);
-        let shape = shapes.get(index).expect("a shape index: 0 to 5");
+        let shape = shapes.get(index).expect("a shape index: 0 to 8");
         let run = if runtime == "tokio" {
             &shape.tokio
         } else {
@@ -215,8 +283,9 @@ fn main() {
         }
     }
     println!(
-        "Median of {rounds} rounds after one warm-up, runtimes interleaved, each in a task \
-         of a current-thread runtime (the last two in block_on's body, 2 workers), polling with the task's waker; ratio = netloop time / tokio time. The floor \
+        "Median of {rounds} rounds after one warm-up, runtimes interleaved; the first four \
+         in a task of a current-thread runtime, the rest on 2 workers where each says, polling \
+         with the waker of whatever runs them; ratio = netloop time / tokio time. The floor \
          is the same loop with no timer (the clock read fixing each deadline, a box of \
          the runtime's Sleep size, a write per reset); \"above floor\" is the timer's own \
          cost.\n"
