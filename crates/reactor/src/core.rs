@@ -105,6 +105,10 @@ pub(crate) struct Local {
     pub(crate) tail: RefCell<Vec<TailTask>>,
     /// Wakers to wake after the next I/O poll (see `defer`).
     deferred: RefCell<Vec<Waker>>,
+    /// Turns of this loop's tasks that deferred their own wake while polled (a task
+    /// that yields), for the run queue after the next I/O poll; each holds the owner's
+    /// reference, so deferring one costs no atomic operation.
+    deferred_turns: RefCell<Vec<LoopRunnable>>,
     /// Every task of this loop that is waiting, so termination can close them all on
     /// this thread.
     pub(crate) tasks: TaskList,
@@ -131,6 +135,7 @@ impl Local {
             timer_now: Cell::new(0),
             tail: RefCell::new(Vec::new()),
             deferred: RefCell::new(Vec::new()),
+            deferred_turns: RefCell::new(Vec::new()),
             tasks: TaskList::default(),
             state: Cell::new(LoopState::NotStarted),
             blocks: LocalBlocks::default(),
@@ -241,7 +246,9 @@ impl Local {
         // SAFETY: this is the loop's local half, so this is its owner's thread or the
         // loop is not being driven (the caller has the `EventLoop` itself).
         let listed_send = unsafe { self.tasks.all_send() };
-        !listed_send || self.run_queue.borrow().runnables().any(|r| !r.is_send())
+        !listed_send
+            || self.run_queue.borrow().runnables().any(|r| !r.is_send())
+            || self.deferred_turns.borrow().iter().any(|r| !r.is_send())
     }
 
     /// Entries in the run queue.
@@ -251,28 +258,41 @@ impl Local {
         unsafe { peek(&self.run_queue, RunQueue::len) }
     }
 
-    /// Wakers waiting for the next I/O poll.
+    /// Wakers and turns waiting for the next I/O poll.
     #[inline]
     pub(crate) fn deferred_len(&self) -> usize {
-        // SAFETY: a pure accessor.
-        unsafe { peek(&self.deferred, Vec::len) }
+        // SAFETY: pure accessors.
+        unsafe { peek(&self.deferred, Vec::len) + peek(&self.deferred_turns, Vec::len) }
+    }
+
+    /// A turn of a task that deferred its own wake: run after the next I/O poll.
+    #[inline]
+    pub(crate) fn defer_runnable(&self, runnable: LoopRunnable) {
+        self.deferred_turns.borrow_mut().push(runnable);
     }
 
     /// Keeps `waker` for [`wake_deferred`](Self::wake_deferred); a task that yields
-    /// twice in a row is kept once.
-    pub(crate) fn defer(&self, waker: &Waker) {
+    /// twice in a row is kept once. `core` is this half's loop's: a task of it that
+    /// defers itself while polled (`yield_now`) is marked instead, and its turn is
+    /// deferred when the poll ends, with no clone of its waker.
+    pub(crate) fn defer(&self, core: &Core, waker: &Waker) {
+        if crate::task::defer_in_place::<Arc<Shared>>(core, waker) {
+            return;
+        }
         let mut deferred = self.deferred.borrow_mut();
         if !deferred.last().is_some_and(|last| last.will_wake(waker)) {
             deferred.push(waker.clone());
         }
     }
 
-    /// Wakes every deferred waker; called once the loop has processed its I/O.
+    /// Queues the deferred turns and wakes every deferred waker; called once the loop
+    /// has processed its I/O.
     /// Invariant: no `deferred` borrow is held while a waker runs (a wake may defer).
     pub(crate) fn wake_deferred(&self) {
         if self.deferred_len() == 0 {
             return;
         }
+        self.queue_deferred_turns();
         let mut woken = std::mem::take(&mut *self.deferred.borrow_mut());
         for waker in woken.drain(..) {
             waker.wake();
@@ -284,8 +304,19 @@ impl Local {
         }
     }
 
-    /// Drops the deferred wakers unwoken: the loop is terminating.
+    /// Moves the deferred turns to the back of the run queue.
+    fn queue_deferred_turns(&self) {
+        let turns = &mut *self.deferred_turns.borrow_mut();
+        if !turns.is_empty() {
+            let mut run_queue = self.run_queue.borrow_mut();
+            turns.drain(..).for_each(|turn| run_queue.push_runnable(turn));
+        }
+    }
+
+    /// Drops the deferred wakers unwoken, and queues the deferred turns for the
+    /// termination sweep (which closes their tasks): the loop is terminating.
     pub(crate) fn clear_deferred(&self) {
+        self.queue_deferred_turns();
         let dropped = std::mem::take(&mut *self.deferred.borrow_mut());
         drop(dropped);
     }

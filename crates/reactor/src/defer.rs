@@ -16,7 +16,7 @@ use crate::context;
 pub fn defer(waker: &Waker) {
     let deferred = context::with_core(|core| match core {
         Some(core) => {
-            core.local.defer(waker);
+            core.local.defer(core, waker);
             true
         }
         None => false,

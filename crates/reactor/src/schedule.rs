@@ -37,6 +37,11 @@ unsafe impl Schedule for Arc<Shared> {
         core.local.push_wake(runnable);
     }
 
+    #[inline]
+    fn defer_local(core: &Core, runnable: LoopRunnable) {
+        core.local.defer_runnable(runnable);
+    }
+
     fn schedule_remote(&self, runnable: LoopRunnable) {
         self.send_remote(runnable);
     }

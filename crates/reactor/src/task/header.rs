@@ -1,5 +1,6 @@
 //! The part of a task every handle sees, whatever its future and its loop.
 
+use std::any::TypeId;
 use std::cell::{Cell, UnsafeCell};
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
@@ -40,6 +41,17 @@ pub(super) struct Vtable {
     pub(super) wake: unsafe fn(NonNull<Header>, bool),
     /// Frees the block.
     pub(super) dealloc: unsafe fn(NonNull<Header>),
+    /// The type of the task's scheduler. A function's address cannot tell it: the
+    /// same generic function instantiated in two crates (or codegen units) has two
+    /// addresses.
+    pub(super) scheduler_type: fn() -> TypeId,
+}
+
+/// True if the task's scheduler is an `S`: then [`scheduler::<S>`](scheduler) may be
+/// read.
+#[inline]
+pub(super) fn is_scheduled_by<S: 'static>(h: &Header) -> bool {
+    (h.vtable.scheduler_type)() == TypeId::of::<S>()
 }
 
 /// The header and the loop's scheduler value: the part of a block whose layout does

@@ -48,7 +48,7 @@ pub use detached::cancelled;
 pub use join::{AbortHandle, FallibleTask, Task};
 pub use list::TaskList;
 pub use runnable::Runnable;
-pub(crate) use runnable::wake_in_place;
+pub(crate) use runnable::{defer_in_place, wake_in_place};
 pub(crate) use waker::is_task_waker;
 
 use crate::block_cache::alloc_block;
@@ -107,6 +107,14 @@ pub unsafe trait Schedule: Clone + Send + Sync + Sized + 'static {
     /// drops the runnable, even once the executor has stopped: a stopped executor's
     /// sweep closes what is queued, outside every wake, as tokio's does.
     fn schedule_local(local: &Self::Local, runnable: Runnable<Self>);
+
+    /// Queues a turn of a task that deferred its own wake while being polled, to run
+    /// after the executor's next I/O poll. Never dropped here, as for
+    /// [`schedule_local`](Self::schedule_local). An executor that does not defer (the
+    /// default) queues it at once.
+    fn defer_local(local: &Self::Local, runnable: Runnable<Self>) {
+        Self::schedule_local(local, runnable);
+    }
 
     /// Sends a turn of a task from another thread. Dropping the runnable here is
     /// allowed only where it holds nothing but a reference (its executor has closed

@@ -85,6 +85,7 @@ impl<F: Future, S: Schedule, P: Padding> TaskCell<F, S, P> {
         take_output: take_output::<F, S>,
         wake: super::runnable::wake::<S>,
         dealloc: dealloc::<F, S, P>,
+        scheduler_type: std::any::TypeId::of::<S>,
     };
 
     /// The block caches' size class for this cell; `None` if it is too big or too

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::task::{Context, Waker};
 
 use super::Schedule;
-use super::header::{Header, header, replace_scheduler, scheduler};
+use super::header::{Header, header, is_scheduled_by, replace_scheduler, scheduler};
 use super::state::{self, AfterPoll, CLOSED, COMPLETE, ref_dec, ref_dec_setting, wake_join_waker};
 use super::waker::{from_waker_data, is_task_waker, raw_waker};
 
@@ -201,6 +201,8 @@ impl<S: Schedule> Runnable<S> {
         match state::end_poll(h) {
             // SAFETY: `end_poll` kept QUEUED for this runnable.
             AfterPoll::Requeue => S::schedule_local(local, unsafe { Runnable::from_scheduled(ptr) }),
+            // SAFETY: `end_poll` set QUEUED for this runnable.
+            AfterPoll::Defer => S::defer_local(local, unsafe { Runnable::from_scheduled(ptr) }),
             // SAFETY: the owner's thread, the task is live and not listed.
             AfterPoll::List => unsafe { S::task_list(local).push(ptr) },
             AfterPoll::Wait => {}
@@ -391,6 +393,31 @@ pub(super) unsafe fn queue_local<S: Schedule>(local: &S::Local, ptr: NonNull<Hea
     }
 }
 
+/// Defers the task of `waker` to its executor's next I/O poll, if it is one of
+/// `local`'s executor's tasks and is being polled right now (it yields, or spent its
+/// budget): when the poll ends, its turn goes to [`Schedule::defer_local`]. No
+/// reference is taken and no atomic is touched, where deferring a waker costs a clone
+/// and a wake. False, doing nothing, for any other waker.
+#[inline]
+pub(crate) fn defer_in_place<S: Schedule>(local: &S::Local, waker: &Waker) -> bool {
+    if !is_task_waker(waker) {
+        return false;
+    }
+    // SAFETY: the waker has `WAKER_VTABLE`.
+    let ptr = unsafe { from_waker_data(waker.data()) };
+    // SAFETY: the waker holds a reference for the whole call.
+    let h = unsafe { header(ptr) };
+    if !is_scheduled_by::<S>(h) {
+        return false;
+    }
+    // SAFETY: the task's scheduler is an `S`.
+    if !unsafe { scheduler::<S>(ptr) }.is_local(local) {
+        return false;
+    }
+    // On the owner's thread (`local` is its local half): the local bits are ours.
+    state::defer_local(h)
+}
+
 /// Wakes by reference the task of `waker` if it is one of `local`'s loop's tasks,
 /// without `wake`'s thread-local lookup or indirect call: for the loop dispatching I/O
 /// events, which already holds its local half. False, doing nothing, for any other
@@ -404,11 +431,11 @@ pub(crate) fn wake_in_place<S: Schedule>(local: &S::Local, waker: &Waker) -> boo
     let ptr = unsafe { from_waker_data(waker.data()) };
     // SAFETY: the waker holds a reference for the whole call.
     let h = unsafe { header(ptr) };
-    if !std::ptr::fn_addr_eq(h.vtable.wake, wake::<S> as unsafe fn(NonNull<Header>, bool)) {
-        // A task of another loop type.
+    if !is_scheduled_by::<S>(h) {
+        // A task of another executor type.
         return false;
     }
-    // SAFETY: the task's scheduler is an `S` (its vtable's wake is `wake::<S>`).
+    // SAFETY: the task's scheduler is an `S`.
     if !unsafe { scheduler::<S>(ptr) }.is_local(local) {
         return false;
     }

@@ -66,6 +66,12 @@ pub(super) const POLLING: u8 = 2;
 pub(super) const GONE: u8 = 4;
 /// The task is in the owner's [`TaskList`](super::TaskList).
 pub(super) const LISTED: u8 = 8;
+/// Being polled, the task deferred its own wake until its executor's next I/O poll
+/// (`yield_now`, a spent budget): its turn goes to [`Schedule::defer_local`] when the
+/// poll ends, unless a wake came meanwhile.
+///
+/// [`Schedule::defer_local`]: super::Schedule::defer_local
+pub(super) const DEFERRED: u8 = 16;
 
 /// A new task's `local`: it starts queued (its runnable is about to be).
 pub(super) const INITIAL_LOCAL: u8 = QUEUED;
@@ -114,10 +120,24 @@ pub(super) fn begin_poll(h: &Header) {
     h.local.set(POLLING | (h.local.get() & LISTED));
 }
 
+/// A task being polled defers its own wake (see [`DEFERRED`]). False, changing
+/// nothing, unless the task is being polled, not yet woken, and not done.
+#[inline]
+pub(super) fn defer_local(h: &Header) -> bool {
+    let local = h.local.get();
+    if local & (POLLING | QUEUED | GONE) != POLLING {
+        return false;
+    }
+    h.local.set(local | DEFERRED);
+    true
+}
+
 /// What a turn does after a poll that returned `Pending`.
 pub(super) enum AfterPoll {
     /// Woken during the poll: queue it again.
     Requeue,
+    /// It deferred its own wake during the poll: queue it after the next I/O poll.
+    Defer,
     /// Waiting for the first time: put it in the owner's list.
     List,
     /// Waiting, already listed.
@@ -131,6 +151,11 @@ pub(super) fn end_poll(h: &Header) -> AfterPoll {
     if local & QUEUED != 0 {
         h.local.set(QUEUED | (local & LISTED));
         return AfterPoll::Requeue;
+    }
+    if local & DEFERRED != 0 {
+        // Queued from now on: later wakes find the deferred turn.
+        h.local.set(QUEUED | (local & LISTED));
+        return AfterPoll::Defer;
     }
     if local & LISTED != 0 {
         h.local.set(LISTED);
