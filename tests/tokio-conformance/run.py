@@ -37,6 +37,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -302,25 +303,33 @@ PANICS = r"(?: - should panic)?"
 
 
 def run_tests(exe, args, limit):
-    """Runs `exe` with libtest `args`; returns (output, timed out)."""
+    """Runs `exe` with libtest `args`; returns (output, timed out). At the limit the
+    binary is killed with its whole process group (whatever it started too), and the
+    output so far is kept."""
+    proc = subprocess.Popen([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            cwd=PKG, start_new_session=True)
     try:
-        proc = subprocess.run([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, timeout=limit, cwd=PKG)
-        return proc.stdout, False
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return out, True
+        out, _ = proc.communicate(timeout=limit)
+        return out.decode(errors="replace"), False
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, _ = proc.communicate()
+        return out.decode(errors="replace"), True
 
 
-def run_one(exe):
+def run_one(exe, filters=()):
     """Runs a test binary; returns (passed, failed, ignored, failing names, timed out,
     output). If the whole file does not finish in time, or its process dies before
     the summary line (an abort), each test that had not finished runs again on its
-    own, with a limit of its own, so one hanging or aborting test costs only itself."""
-    listed = subprocess.run([exe, "--list", "--format", "terse"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, timeout=60)
+    own, with a limit of its own, so one hanging or aborting test costs only itself.
+    `filters`: libtest arguments that choose the tests (`--skip NAME`)."""
+    listed = subprocess.run([exe, "--list", "--format", "terse", *filters], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, timeout=60, cwd=PKG)
     names = [l[:-len(": test")] for l in listed.stdout.splitlines() if l.endswith(": test")]
-    out, timed_out = run_tests(exe, ["--test-threads", "2"], RUN_TIMEOUT)
+    out, timed_out = run_tests(exe, ["--test-threads", "2", *filters], RUN_TIMEOUT)
     ok = set(re.findall(rf"^test (\S+){PANICS} \.\.\. ok$", out, re.M))
     ignored = set(re.findall(rf"^test (\S+){PANICS} \.\.\. ignored", out, re.M))
     finished = ok | ignored | set(re.findall(rf"^test (\S+){PANICS} \.\.\. FAILED$", out, re.M))

@@ -175,7 +175,10 @@ impl EventLoopBuilder {
     /// A task whose single poll holds the loop longer than this is reported: a
     /// `tracing` warning with its id, and `LoopMetrics::hog_polls`. Default 10 ms;
     /// `None` turns the check off. The check costs one read of the CPU's time-stamp
-    /// counter per task turn (the coarse clock where there is none).
+    /// counter per task turn (the coarse clock where there is none). The poll is
+    /// measured in wall time, as the loop's other tasks waited for it: on an overloaded
+    /// machine a short poll whose thread the OS preempted for longer than this counts
+    /// too.
     pub fn hog_threshold(&mut self, threshold: Option<Duration>) -> &mut Self {
         self.hog_threshold = threshold;
         self
