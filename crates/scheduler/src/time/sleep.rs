@@ -123,13 +123,9 @@ pub fn sleep(duration: Duration) -> Sleep {
 }
 
 /// Waits until `deadline`.
-///
-/// Reads no clock, as tokio's does not: a deadline that has passed is seen at the
-/// first poll, where the loop compares it with the clock it last fired timers by (at
-/// or before it: ready at once; after it: the loop's next turn fires it).
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::new(deadline, false)
+    Sleep::new(deadline, deadline <= Instant::now())
 }
 
 impl Sleep {
