@@ -145,3 +145,26 @@ fn a_wake_from_another_thread_returns_when_the_set_is_driven_by_its_own_task() {
         returned.recv_timeout(WAIT).expect("the remote wake never returned");
     });
 }
+
+/// A spawn into a set that was dropped while an enter guard kept its context alive is
+/// closed at once: nothing would ever run it (tokio's closed set cancels it too).
+#[test]
+fn a_spawn_into_a_dropped_set_through_a_kept_guard_is_cancelled() {
+    netloop_tests::test_body(|| {
+        let rt = netloop_tests::current();
+        let set = netloop::task::LocalSet::new();
+        let guard = set.enter();
+        drop(set);
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let handle = netloop::task::spawn_local(async move {
+            let _keep = tx;
+        });
+        assert!(
+            matches!(rx.try_recv(), Err(std::sync::mpsc::TryRecvError::Disconnected)),
+            "the future was dropped at the spawn"
+        );
+        let err = rt.block_on(handle).unwrap_err();
+        assert!(err.is_cancelled());
+        drop(guard);
+    });
+}

@@ -1121,3 +1121,91 @@ fn a_loop_thread_keeps_one_stand_in_for_every_block_in_place() {
         assert_eq!(stand_ins, 1, "threads that stood in for the loop");
     });
 }
+
+/// Spawns a task that yields until `stop` is set (or forever); its future holds a
+/// `DropSignal`.
+fn spawn_yielding(
+    rt: &netloop::runtime::Runtime,
+    stop: Arc<AtomicBool>,
+) -> (netloop::task::JoinHandle<()>, mpsc::Receiver<String>) {
+    let (dropped_tx, dropped_rx) = mpsc::channel();
+    let handle = rt.spawn(async move {
+        let _signal = DropSignal(dropped_tx);
+        while !stop.load(Ordering::SeqCst) {
+            task::yield_now().await;
+        }
+    });
+    (handle, dropped_rx)
+}
+
+/// A task that yields on every poll is alive as far as the runtime's metrics go (its
+/// deferred turn lists it, as a waiting task is listed).
+#[test]
+fn a_task_that_only_yields_counts_as_alive() {
+    test_body(|| {
+        for rt in [current(), single_loop()] {
+            let stop = Arc::new(AtomicBool::new(false));
+            let (handle, _dropped) = spawn_yielding(&rt, stop.clone());
+            let alive = rt.block_on(async {
+                for _ in 0..100 {
+                    task::yield_now().await;
+                    if rt_alive() > 0 {
+                        return true;
+                    }
+                    time::sleep(Duration::from_millis(1)).await;
+                }
+                false
+            });
+            assert!(alive, "num_alive_tasks stayed 0 while a task kept yielding");
+            stop.store(true, Ordering::SeqCst);
+            rt.block_on(handle).unwrap();
+        }
+    });
+}
+
+fn rt_alive() -> usize {
+    netloop::runtime::Handle::current().metrics().num_alive_tasks()
+}
+
+/// An abort reaches a task whose turn is deferred (it yielded): it is closed at that
+/// turn, after the loop's next I/O poll.
+#[test]
+fn aborting_a_task_that_yielded_cancels_it() {
+    test_body(|| {
+        for rt in [current(), single_loop()] {
+            let (handle, dropped) = spawn_yielding(&rt, Arc::new(AtomicBool::new(false)));
+            let err = rt.block_on(async move {
+                // Until the task has run (and yielded) at least once.
+                while rt_alive() == 0 {
+                    task::yield_now().await;
+                    time::sleep(Duration::from_millis(1)).await;
+                }
+                handle.abort();
+                handle.await.unwrap_err()
+            });
+            assert!(err.is_cancelled());
+            dropped.recv_timeout(WAIT).expect("the future was dropped");
+        }
+    });
+}
+
+/// A runtime dropped while a task's turn is deferred drops that task's future before
+/// the drop returns.
+#[test]
+fn dropping_a_runtime_drops_a_task_whose_turn_is_deferred() {
+    test_body(|| {
+        for rt in [current(), single_loop()] {
+            let (_handle, dropped) = spawn_yielding(&rt, Arc::new(AtomicBool::new(false)));
+            rt.block_on(async {
+                for _ in 0..3 {
+                    task::yield_now().await;
+                }
+            });
+            drop(rt);
+            assert!(
+                dropped.try_recv().is_ok(),
+                "the yielding task's future outlived its runtime"
+            );
+        }
+    });
+}

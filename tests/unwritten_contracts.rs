@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 
 use netloop::runtime::Runtime;
-use netloop_tests::{WAIT, current, multi, test_body};
+use netloop_tests::{WAIT, current, multi, single_loop, test_body};
 
 /// The lock h2 keeps its streams under; the connection task's waker lives in it.
 type Streams = Arc<Mutex<Option<Waker>>>;
@@ -84,7 +84,8 @@ fn assert_no_destructor_inside_the_wake(took_rx: mpsc::Receiver<bool>) {
 #[test]
 fn dropping_a_multi_thread_runtime_runs_no_destructor_inside_a_wake() {
     test_body(|| {
-        let rt = multi();
+        // One loop: both tasks on it, so the stream's wake of the connection is local.
+        let rt = single_loop();
         let took = spawn_h2_shape(&rt);
         drop(rt);
         assert_no_destructor_inside_the_wake(took);
@@ -104,7 +105,7 @@ fn dropping_a_current_thread_runtime_runs_no_destructor_inside_a_wake() {
 #[test]
 fn shutdown_timeout_runs_no_destructor_inside_a_wake() {
     test_body(|| {
-        let rt = multi();
+        let rt = single_loop();
         let took = spawn_h2_shape(&rt);
         rt.shutdown_timeout(std::time::Duration::from_secs(1));
         assert_no_destructor_inside_the_wake(took);
@@ -541,5 +542,37 @@ fn a_current_thread_runtime_calls_thread_hooks_only_for_blocking_threads() {
             1,
             "the blocking thread's stop, before drop returned"
         );
+    });
+}
+
+/// The refusal also sees a `!Send` task whose turn is deferred (it yielded when
+/// `block_on` returned).
+#[test]
+fn a_current_thread_runtime_with_a_yielding_spawn_local_task_refuses_to_move() {
+    test_body(|| {
+        let rt = std::sync::Arc::new(current());
+        let stop = std::rc::Rc::new(std::cell::Cell::new(false));
+        let s = stop.clone();
+        rt.block_on(async move {
+            netloop::task::spawn_local(async move {
+                while !s.get() {
+                    netloop::task::yield_now().await;
+                }
+            });
+            netloop::task::yield_now().await;
+        });
+        let other = rt.clone();
+        let refused = std::thread::spawn(move || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| other.block_on(async {}))).is_err()
+        })
+        .join()
+        .unwrap();
+        assert!(refused, "block_on on another thread must panic while the task lives");
+        stop.set(true);
+        rt.block_on(async {
+            for _ in 0..3 {
+                netloop::task::yield_now().await;
+            }
+        });
     });
 }

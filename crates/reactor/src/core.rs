@@ -45,6 +45,7 @@ impl Core {
     /// that wakes another task (under a lock that task's destructor takes, as h2's
     /// streams do) only queues it for a later pass.
     pub(crate) fn close_tasks(&self) {
+        self.local.clear_deferred();
         // SAFETY: on the loop's thread (this is its local half), and nothing is polled
         // while the loop terminates.
         unsafe { self.local.tasks.queue_all::<Arc<Shared>>(self) };
@@ -246,9 +247,10 @@ impl Local {
         // SAFETY: this is the loop's local half, so this is its owner's thread or the
         // loop is not being driven (the caller has the `EventLoop` itself).
         let listed_send = unsafe { self.tasks.all_send() };
-        !listed_send
-            || self.run_queue.borrow().runnables().any(|r| !r.is_send())
-            || self.deferred_turns.borrow().iter().any(|r| !r.is_send())
+        // A remote turn is left out: its task, while alive, is listed or has a local
+        // turn, and one whose task has finished holds only a reference.
+        let bound = |r: &LoopRunnable| !r.is_remote() && !r.is_send();
+        !listed_send || self.run_queue.borrow().runnables().any(bound) || self.deferred_turns.borrow().iter().any(bound)
     }
 
     /// Entries in the run queue.

@@ -18,7 +18,9 @@
 //!
 //! This crate never spawns a thread: whoever calls [`EventLoop::run`],
 //! [`EventLoop::run_once`] or [`EventLoop::block_on`] drives the loop, and the loop stays
-//! pinned to that thread. `netloop-scheduler` builds groups of loops on top.
+//! pinned to that thread (a loop holding no `!Send` task may be moved with
+//! [`EventLoop::move_to_current_thread`]). `netloop-scheduler` builds groups of loops on
+//! top.
 //!
 //! ## Example
 //!

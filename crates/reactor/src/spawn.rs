@@ -1,9 +1,9 @@
 //! Spawning tasks on a loop (see `task` for the task itself).
 //!
 //! Every future spawned on a loop is polled and dropped on that loop's thread: a task
-//! that waits joins the loop's task list, and at termination the loop wakes every
-//! listed task and drops the runnables that come back, so a `spawn_local` future is
-//! never dropped anywhere else (which would be unsound).
+//! that waits joins the loop's task list, and at termination the loop queues every
+//! listed task and drops what it queued (outside any wake), so a `spawn_local` future
+//! is never dropped anywhere else (which would be unsound).
 
 use std::future::Future;
 use std::pin::Pin;

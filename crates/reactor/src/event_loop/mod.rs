@@ -35,7 +35,9 @@ pub use stand_in::{StandInContext, block_in_place_scope};
 /// One event loop: a mio `Poll`, its queues and its scheduled tasks.
 ///
 /// The loop runs on the thread that drives it, and stays pinned to the first thread
-/// that does. Other threads reach it through an [`EventLoopHandle`].
+/// that does, unless it is moved ([`move_to_current_thread`](Self::move_to_current_thread),
+/// only while it holds no `!Send` task). Other threads reach it through an
+/// [`EventLoopHandle`].
 ///
 /// ```
 /// use netloop_reactor::EventLoop;

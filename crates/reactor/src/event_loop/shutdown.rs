@@ -134,10 +134,10 @@ impl Driver {
         core.local.state.set(LoopState::Terminated);
         self.cancel_scheduled_tasks(core);
         let leftovers = core.local.run_queue.borrow().len()
+            + core.local.deferred_len()
             + core.shared.inbox.len()
             + core.local.tail.borrow().len()
             + lock(&core.shared.orphans).as_ref().map_or(0, Vec::len);
-        core.local.clear_deferred();
         core.close_tasks();
         *lock(&core.shared.orphans) = None;
         if graceful && leftovers > 0 {

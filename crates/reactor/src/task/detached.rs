@@ -23,6 +23,9 @@ unsafe impl Schedule for Detached {
         false
     }
 
+    /// Never called (no thread is the owner). Dropping here is allowed against the
+    /// trait's rule only because such a task's future is `pending()`, with no
+    /// destructor to run.
     fn schedule_local(_: &TaskList, runnable: Runnable<Self>) {
         drop(runnable);
     }

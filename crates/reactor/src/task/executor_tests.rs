@@ -84,7 +84,7 @@ fn turn(local: &ManualLocal) -> usize {
     }
 }
 
-/// Stops the executor as a loop terminates: wakes every waiting task, then closes
+/// Stops the executor as a loop terminates: queues every waiting task, then closes
 /// every queued one (their destructors may queue more) until none is left.
 fn stop(local: &ManualLocal) {
     // SAFETY: the executor's thread, nothing polled meanwhile.

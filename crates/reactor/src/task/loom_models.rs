@@ -393,10 +393,17 @@ impl Drop for Stream {
 /// A loop terminates with two waiting tasks shaped as h2's stream and connection,
 /// while another thread wakes the connection (an event on another loop, say). Whatever
 /// the interleaving, each future is dropped once, on the loop's thread, by the
-/// termination sweep, and the connection's destructor never runs inside the stream's
-/// wake (where the streams' lock is held), nor inside the other thread's.
+/// termination sweep (`Core::close_tasks`), the remote wake's reference is released
+/// once (through the inbox, the orphans, or at once after the sweep), and both blocks
+/// are freed; the connection's destructor never runs inside the other thread's wake.
+///
+/// The model drives no loop context (under loom the model's threads share one OS
+/// thread, and with it the context's thread-local), so the stream destructor's own wake
+/// takes the remote path here: that the sweep never closes a task inside a local wake
+/// is checked by `behaviour.rs::a_destructor_waking_a_task_under_a_lock_at_termination_…`
+/// and `tests/unwritten_contracts.rs`, on real loops.
 #[test]
-fn termination_racing_a_remote_wake_runs_no_destructor_inside_a_wake() {
+fn termination_racing_a_remote_wake_drops_each_future_once_on_the_loop() {
     loom::model(|| {
         let shared = shared();
         let (selector, _, _) = crate::sys::Selector::new(8, None).expect("epoll");

@@ -41,8 +41,10 @@ const TAGS: usize = REMOTE_TAG | MOVABLE_TAG;
 // first hand-off (spawned on one thread, queued on its loop), when its future is `Send`
 // or not built yet (`spawn_pinned`), or when a movable first turn (`Send` future and
 // output) is handed to another executor by `rebind`; after the first poll it stays on
-// the owner's thread. A remote runnable never
-// touches the future or the owner-only state off the owner's thread.
+// the owner's thread, unless the whole executor changes threads, which the loop allows
+// only when every task it holds is `Send` (`EventLoop::move_to_current_thread`). A
+// remote runnable never touches the future or the owner-only state off the owner's
+// thread.
 unsafe impl<S: Schedule> Send for Runnable<S> {}
 
 impl<S: Schedule> Runnable<S> {
@@ -77,7 +79,9 @@ impl<S: Schedule> Runnable<S> {
         unsafe { NonNull::new_unchecked(untagged.cast()) }
     }
 
-    fn is_remote(&self) -> bool {
+    /// True for a turn made by a wake from another thread: it holds a reference of its
+    /// own, and a task it names is also listed or has a local turn while it lives.
+    pub(crate) fn is_remote(&self) -> bool {
         self.tagged.addr().get() & REMOTE_TAG != 0
     }
 
@@ -203,6 +207,14 @@ impl<S: Schedule> Runnable<S> {
             AfterPoll::Requeue => S::schedule_local(local, unsafe { Runnable::from_scheduled(ptr) }),
             // SAFETY: `end_poll` set QUEUED for this runnable.
             AfterPoll::Defer => S::defer_local(local, unsafe { Runnable::from_scheduled(ptr) }),
+            AfterPoll::DeferAndList => {
+                // SAFETY: the owner's thread, the task is live and not listed (`end_poll`
+                // set LISTED); then as above.
+                unsafe {
+                    S::task_list(local).push(ptr);
+                    S::defer_local(local, Runnable::from_scheduled(ptr));
+                }
+            }
             // SAFETY: the owner's thread, the task is live and not listed.
             AfterPoll::List => unsafe { S::task_list(local).push(ptr) },
             AfterPoll::Wait => {}

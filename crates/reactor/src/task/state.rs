@@ -1,9 +1,12 @@
 //! Every bit of a task's two state words, and every transition of them.
 //!
-//! - `local` (`Cell<u8>`: [`QUEUED`], [`POLLING`], [`GONE`], [`LISTED`]) is read and
-//!   written only by the thread that owns the task: the thread driving its loop, or,
-//!   before the task is first handed over, the thread that created it. Wakes, yields
-//!   and turns on the owner's thread touch only this half, with plain loads and stores.
+//! - `local` (`Cell<u8>`: [`QUEUED`], [`POLLING`], [`GONE`], [`LISTED`], [`DEFERRED`])
+//!   is read and written only by the thread that owns the task at the time: the thread
+//!   driving its loop (or its stand-in while that thread blocks in place, or the thread
+//!   a loop of `Send` tasks moved to), or, before the task is first handed over, the
+//!   thread that created it. Each hand-over of a loop orders the old owner's writes
+//!   before the new owner's reads. Wakes, yields and turns on the owner's thread touch
+//!   only this half, with plain loads and stores.
 //! - `state` (`AtomicUsize`) holds what other threads need: the reference count, the
 //!   outcome ([`COMPLETE`] / [`CLOSED`]), the join handle's handshake ([`HANDLE`],
 //!   [`JOIN_WAKER`]), a pending remote wake ([`NOTIFIED`]), a cancel request
@@ -57,8 +60,8 @@ pub(super) const FINAL: usize = COMPLETE | CLOSED;
 pub(super) const INITIAL: usize = HANDLE | (2 * REF_ONE);
 
 // Bits of `Header::local`.
-/// A local runnable for the task is in the run queue, or it is being polled and was
-/// woken meanwhile.
+/// A local runnable for the task is in the run queue (or among the executor's deferred
+/// turns), or it is being polled and was woken meanwhile.
 pub(super) const QUEUED: u8 = 1;
 /// The future is being polled.
 pub(super) const POLLING: u8 = 2;
@@ -68,7 +71,8 @@ pub(super) const GONE: u8 = 4;
 pub(super) const LISTED: u8 = 8;
 /// Being polled, the task deferred its own wake until its executor's next I/O poll
 /// (`yield_now`, a spent budget): its turn goes to [`Schedule::defer_local`] when the
-/// poll ends, unless a wake came meanwhile.
+/// poll ends, unless a wake came meanwhile. A wake that comes after the poll ended
+/// finds the task queued (the deferred turn): it runs after that I/O poll, not sooner.
 ///
 /// [`Schedule::defer_local`]: super::Schedule::defer_local
 pub(super) const DEFERRED: u8 = 16;
@@ -138,6 +142,8 @@ pub(super) enum AfterPoll {
     Requeue,
     /// It deferred its own wake during the poll: queue it after the next I/O poll.
     Defer,
+    /// As `Defer`, and put it in the owner's list first: it waits for the first time.
+    DeferAndList,
     /// Waiting for the first time: put it in the owner's list.
     List,
     /// Waiting, already listed.
@@ -153,9 +159,14 @@ pub(super) fn end_poll(h: &Header) -> AfterPoll {
         return AfterPoll::Requeue;
     }
     if local & DEFERRED != 0 {
-        // Queued from now on: later wakes find the deferred turn.
-        h.local.set(QUEUED | (local & LISTED));
-        return AfterPoll::Defer;
+        // Queued from now on (later wakes find the deferred turn), and listed like any
+        // waiting task: it counts among the live ones, and termination finds it.
+        h.local.set(QUEUED | LISTED);
+        return if local & LISTED != 0 {
+            AfterPoll::Defer
+        } else {
+            AfterPoll::DeferAndList
+        };
     }
     if local & LISTED != 0 {
         h.local.set(LISTED);

@@ -68,6 +68,10 @@ struct SetLocal {
     /// The set is being dropped: its drop closes whatever is queued, so a wake needs
     /// no driver.
     dropped: Cell<bool>,
+    /// The set's drop is over: nothing will run or close a task queued from now on (a
+    /// spawn through an enter guard that outlived the set), so such a spawn closes its
+    /// task at once, as tokio's closed set does.
+    closed: Cell<bool>,
 }
 
 // SAFETY: a set's local half lives in an `Rc` on the thread that made the set (a
@@ -248,7 +252,13 @@ where
     // or by the set's drop, all on this thread. A `!Send` output makes the handle
     // `!Send`.
     let (runnable, task) = unsafe { spawn_unchecked(&local.handle, member, Some(local), id.as_u64()) };
-    SetHandle::schedule_local(local, runnable);
+    if local.closed.get() {
+        // SAFETY: `local` is the set's local half, on its thread. Not inside a wake: the
+        // spawner's own call.
+        unsafe { runnable.cancel(local) };
+    } else {
+        SetHandle::schedule_local(local, runnable);
+    }
     JoinHandle::new(task)
 }
 
@@ -327,6 +337,7 @@ impl LocalSet {
                 live: Rc::new(Cell::new(0)),
                 driving: Cell::new(false),
                 dropped: Cell::new(false),
+                closed: Cell::new(false),
             }),
         }
     }
@@ -468,5 +479,6 @@ impl Drop for LocalSet {
                 None => unsafe { local.tasks.cancel_all::<SetHandle>(local) },
             }
         }
+        local.closed.set(true);
     }
 }
