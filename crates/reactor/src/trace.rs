@@ -186,7 +186,11 @@ pub fn enter_root(addr: *const std::ffi::c_void) -> RootGuard {
 /// `runtime::dump::trace_with`). Each such leaf returns `Pending` and wakes its task
 /// later, so `f` should be the poll of a future that tolerates a spurious wake-up, as
 /// every future must. Without the `taskdump` feature `f` simply runs.
-pub fn trace_with<R>(f: impl FnOnce() -> R, tracer: impl FnMut(&TraceMeta)) -> R {
+pub fn trace_with<FN, FT, R>(f: FN, tracer: FT) -> R
+where
+    FN: FnOnce() -> R,
+    FT: FnMut(&TraceMeta),
+{
     imp::trace_with(f, tracer)
 }
 
