@@ -14,6 +14,8 @@ of tokio's is committed: the files are read from the cargo registry at run time.
     tests/tokio-conformance/run.sh --reference      # the same files on tokio itself
     tests/tokio-conformance/run.sh --patch          # tokio's whole suite, unchanged, in patch mode
     tests/tokio-conformance/run.sh --patch --reference   # the whole suite on tokio itself
+    tests/tokio-conformance/run.sh --unstable       # the whole suite in patch mode, tokio_unstable on
+    tests/tokio-conformance/run.sh --unstable --reference  # the same on tokio itself
 
 `--reference` builds the files unchanged against tokio (results under
 target/conformance-tokio/): the counts netloop's are compared with.
@@ -24,6 +26,13 @@ so that `tokio::` in the tests, in tokio-test and in tokio-stream is netloop's `
 crate. Nothing is rewritten and nothing of the registry's tokio is built. Results under
 target/conformance-patch/ (with `--reference`: target/conformance-patch-tokio/, the
 same files on tokio); `--floor` reads patch-floor.txt.
+
+`--unstable` is patch mode with tokio's unstable surface: every crate is built with
+`RUSTFLAGS="--cfg tokio_unstable"` (as a user turns it on), tokio's features `full`,
+`test-util`, `tracing` and `taskdump`, and the test files' `cfg(feature = "tracing")`
+and `cfg(feature = "taskdump")` on, with tokio's dev-dependencies for those files
+(tracing, tracing-mock, backtrace). Results under target/conformance-unstable/ (with
+`--reference`: target/conformance-unstable-tokio/); `--floor` reads unstable-floor.txt.
 
 Results: target/conformance/results.tsv (file, status, passed, failed, ignored) and
 target/conformance/failures.txt (file::test per failing test), build logs per file in
@@ -54,6 +63,10 @@ PKG = os.path.join(OUT, "pkg")
 REFERENCE = False
 # --patch: tokio's files unchanged, against netloop's `tokio` crate through [patch].
 PATCH = False
+# --unstable: patch mode with `--cfg tokio_unstable` and tokio's unstable features.
+UNSTABLE = False
+# tokio's features the --unstable runs turn on (and the test files' gates of their names).
+UNSTABLE_FEATURES = ["full", "test-util", "tracing", "taskdump"]
 # A whole file's run; then each test left unfinished runs alone, for TEST_TIMEOUT.
 RUN_TIMEOUT = int(os.environ.get("CONFORMANCE_TIMEOUT", "40"))
 TEST_TIMEOUT = int(os.environ.get("CONFORMANCE_TEST_TIMEOUT", "10"))
@@ -170,13 +183,21 @@ def write_manifest(files):
     targets = "".join(f'\n[[test]]\nname = "{f}"\npath = "tests/{f}.rs"\n' for f in files)
     features = ["full", "rt", "rt-multi-thread", "macros", "net", "time", "sync", "io-util",
                 "io-std", "fs", "process", "signal", "test-util", "parking_lot"]
-    tokio_features = json.dumps(["full", "test-util"] if REFERENCE or PATCH else ["sync", "macros", "io-util", "rt", "time"])
+    if UNSTABLE:
+        features += ["tracing", "taskdump"]
+        tokio_features = json.dumps(UNSTABLE_FEATURES)
+    else:
+        tokio_features = json.dumps(["full", "test-util"] if REFERENCE or PATCH else ["sync", "macros", "io-util", "rt", "time"])
+    # tokio's dev-dependencies of its unstable files (tracing_*, task_trace_self).
+    unstable_deps = ('tracing = "0.1"\ntracing-mock = "=0.1.0-beta.1"\nbacktrace = "0.3.58"\n'
+                     if UNSTABLE else "")
     tokio_version = f"={TOKIO_VERSION}"
     netloop_dep = f'netloop = {{ path = {json.dumps(netloop)}, features = ["test-util"] }}'
     patch = ""
     if PATCH:
-        # Any 1.x: the patch's version (above every release) must satisfy it.
-        tokio_version = "1.54"
+        # Any 1.x: the patch's version (above every release) must satisfy it; on tokio
+        # itself, the pinned release.
+        tokio_version = f"={TOKIO_VERSION}" if REFERENCE else "1.54"
         netloop_dep = "# patch mode: the tests know only `tokio`."
         if not REFERENCE:
             patched = os.path.join(ROOT, "crates", "tokio")
@@ -219,7 +240,7 @@ rand = "0.9"
 tempfile = "3"
 nix = {{ version = "0.31", features = ["aio", "fs", "socket"] }}
 mockall = "0.13"
-{targets}{patch}
+{unstable_deps}{targets}{patch}
 [workspace]
 """
     with open(os.path.join(PKG, "Cargo.toml"), "w") as f:
@@ -267,8 +288,18 @@ def build(files):
            "--manifest-path", os.path.join(PKG, "Cargo.toml"), "--target-dir", os.path.join(OUT, "build")]
     for f in files:
         cmd += ["--test", f]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=build_env())
     return collect_build(proc, files, os.path.join(OUT, "logs"), lambda target: target.get("name"))
+
+
+def build_env():
+    """cargo's environment: the caller's, plus `--cfg tokio_unstable` for every crate
+    under --unstable (as a user sets it, through RUSTFLAGS)."""
+    env = dict(os.environ)
+    if UNSTABLE:
+        flags = env.get("RUSTFLAGS", "")
+        env["RUSTFLAGS"] = (flags + " --cfg tokio_unstable").strip()
+    return env
 
 
 def collect_build(proc, names, logs, name_of):
@@ -358,11 +389,15 @@ def main():
     ap.add_argument("--reference", action="store_true", help="run the files unchanged on tokio itself")
     ap.add_argument("--patch", action="store_true",
                     help="tokio's whole suite, unchanged, on netloop's `tokio` crate through [patch]")
+    ap.add_argument("--unstable", action="store_true",
+                    help="--patch with --cfg tokio_unstable and tokio's features full, test-util, tracing, taskdump")
     args = ap.parse_args()
-    global OUT, PKG, REFERENCE, PATCH
-    PATCH = args.patch
+    global OUT, PKG, REFERENCE, PATCH, UNSTABLE
+    UNSTABLE = args.unstable
+    PATCH = args.patch or UNSTABLE
     REFERENCE = args.reference
-    OUT = os.path.join(TARGET, "conformance" + ("-patch" if PATCH else "") + ("-tokio" if REFERENCE else ""))
+    mode = "-unstable" if UNSTABLE else "-patch" if PATCH else ""
+    OUT = os.path.join(TARGET, "conformance" + mode + ("-tokio" if REFERENCE else ""))
     PKG = os.path.join(OUT, "pkg")
     start = time.time()
     tokio = registry_source("tokio", TOKIO_VERSION)
@@ -410,11 +445,13 @@ def main():
         out.write("\n".join(failures) + "\n")
     compiled = sum(1 for r in rows if r[1] != "COMPILE-ERROR")
     mode = " (patch mode)" if PATCH and not REFERENCE else ""
+    mode += ", tokio_unstable" if UNSTABLE else ""
     print(f"tokio {TOKIO_VERSION}{mode}: {compiled} of {len(rows)} files compile; "
           f"{time.time() - start:.0f} s; results in {os.path.relpath(OUT, ROOT)}/")
     print(f"conformance: {total_pass} passed, {total_fail} failed")
     if args.floor:
-        with open(os.path.join(HERE, "patch-floor.txt" if PATCH else "floor.txt")) as fl:
+        floor_file = "unstable-floor.txt" if UNSTABLE else "patch-floor.txt" if PATCH else "floor.txt"
+        with open(os.path.join(HERE, floor_file)) as fl:
             floor = int(fl.read().split()[0])
         if total_pass < floor:
             print(f"conformance floor: {total_pass} passed is below the recorded {floor}", file=sys.stderr)

@@ -19,7 +19,7 @@
 //! | `worker_threads = N` | event loops (multi_thread only) | available cores |
 //! | `start_paused = bool` | start with time paused (current_thread; `test-util`) | false |
 //! | `crate = "path"` | where `netloop` is | `netloop`, resolved where the attribute is written (as tokio's `tokio`) |
-//! | `unhandled_panic = "ignore" \| "shutdown_runtime"` | accepted and checked as tokio checks it; expands to the builder's `unhandled_panic`, which netloop (like tokio without `tokio_unstable`) does not have | none |
+//! | `unhandled_panic = "ignore" \| "shutdown_runtime"` | accepted and checked as tokio checks it; expands to the builder's `unhandled_panic`, which exists with `--cfg tokio_unstable`, as tokio's (without it the expansion does not compile, as on tokio) | none |
 
 #![deny(missing_docs)]
 

@@ -1,5 +1,6 @@
 //! Support for the macros; not a public API.
 
+#[cfg(not(tokio_unstable))]
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -21,7 +22,16 @@ pub fn poll_budget_available(cx: &mut Context<'_>) -> Poll<()> {
 }
 
 /// A uniform random number in `0..n` from a per-thread xorshift (branch order of
+/// `select!` and `join!`). Under `--cfg tokio_unstable` the scheduler's, which a
+/// runtime built with `Builder::rng_seed` seeds.
+#[cfg(tokio_unstable)]
+pub fn thread_rng_n(n: u32) -> u32 {
+    netloop_scheduler::runtime::thread_rng_n(n)
+}
+
+/// A uniform random number in `0..n` from a per-thread xorshift (branch order of
 /// `select!` and `join!`).
+#[cfg(not(tokio_unstable))]
 pub fn thread_rng_n(n: u32) -> u32 {
     thread_local! {
         static STATE: Cell<u64> = Cell::new({

@@ -57,6 +57,12 @@ pub struct EventLoopBuilder {
     pub(crate) shutdown_timeout: Duration,
     pub(crate) idle_spin: Duration,
     pub(crate) hog_threshold: Option<Duration>,
+    /// How task polls are timed for tokio's unstable metrics (`poll_times`).
+    #[cfg(tokio_unstable)]
+    pub(crate) poll_times: Option<crate::unstable::PollTimes>,
+    /// `complete_timers_at_shutdown` (tokio_unstable).
+    #[cfg(tokio_unstable)]
+    pub(crate) timers_complete_at_shutdown: bool,
 }
 
 impl Default for EventLoopBuilder {
@@ -81,6 +87,10 @@ impl EventLoopBuilder {
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             idle_spin: DEFAULT_IDLE_SPIN,
             hog_threshold: Some(DEFAULT_HOG_THRESHOLD),
+            #[cfg(tokio_unstable)]
+            poll_times: None,
+            #[cfg(tokio_unstable)]
+            timers_complete_at_shutdown: false,
         }
     }
 
@@ -216,6 +226,28 @@ impl EventLoopBuilder {
 }
 
 /// A hook run as the loop blocks or wakes (see [`EventLoopBuilder::on_park`]).
+#[cfg(tokio_unstable)]
+impl EventLoopBuilder {
+    /// Whether a timer whose loop has shut down completes when polled, instead of
+    /// failing (tokio_unstable only): what tokio's alternative timer does, which fires
+    /// every timer as its runtime shuts down. Read by the timers built on the loop
+    /// ([`EventLoopHandle::timers_complete_at_shutdown`](crate::EventLoopHandle::timers_complete_at_shutdown)).
+    pub fn complete_timers_at_shutdown(&mut self, complete: bool) -> &mut Self {
+        self.timers_complete_at_shutdown = complete;
+        self
+    }
+
+    /// Times every poll of a task on the loop (tokio_unstable only): for a moving
+    /// average, a histogram, or both, read through
+    /// [`EventLoopHandle::unstable_metrics`](crate::EventLoopHandle::unstable_metrics).
+    /// Each timed poll costs two reads of the precise clock; without this the loop
+    /// reads none.
+    pub fn poll_times(&mut self, times: crate::unstable::PollTimes) -> &mut Self {
+        self.poll_times = Some(times);
+        self
+    }
+}
+
 #[derive(Clone)]
 pub(crate) struct ParkHook(pub(crate) Arc<dyn Fn() + Send + Sync>);
 

@@ -51,6 +51,8 @@ pub(crate) fn enter(core: &Core) -> Result<EnterGuard<'_>, DriveError> {
             return Err(DriveError::Nested);
         }
         c.set(core);
+        #[cfg(tokio_unstable)]
+        core.shared.unstable.set_driver(std::thread::current().id());
         Ok(EnterGuard { _core: PhantomData })
     })
 }

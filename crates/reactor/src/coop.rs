@@ -70,6 +70,9 @@ pub fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
 /// `Pending` anyway costs nothing.
 #[inline]
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
+    // Every operation that spends budget is a leaf of a task trace (tokio_unstable).
+    #[cfg(tokio_unstable)]
+    std::task::ready!(crate::trace::trace_leaf(cx));
     CURRENT.with(|c| match c.get() {
         None => Poll::Ready(RestoreOnPending(Cell::new(None), PhantomData)),
         Some(0) => {
@@ -78,6 +81,10 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
         }
         Some(n) => {
             c.set(Some(n - 1));
+            #[cfg(tokio_unstable)]
+            if n == 1 {
+                crate::schedule::counts::forced_yield();
+            }
             Poll::Ready(RestoreOnPending(Cell::new(Some(n)), PhantomData))
         }
     })

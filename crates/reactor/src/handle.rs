@@ -519,6 +519,36 @@ impl EventLoopHandle {
         &self.shared.clock
     }
 
+    /// The loop's counters for tokio's unstable worker metrics (tokio_unstable only).
+    #[cfg(tokio_unstable)]
+    pub fn unstable_metrics(&self) -> &crate::UnstableMetrics {
+        &self.shared.unstable
+    }
+
+    /// Whether a timer of this loop completes when polled after the loop shut down,
+    /// instead of failing ([`EventLoopBuilder::complete_timers_at_shutdown`](crate::EventLoopBuilder::complete_timers_at_shutdown);
+    /// tokio_unstable only).
+    #[cfg(tokio_unstable)]
+    pub fn timers_complete_at_shutdown(&self) -> bool {
+        self.shared.unstable.timers_complete_at_shutdown
+    }
+
+    /// Counts a task that another loop of the group handed to this one before any
+    /// loop polled it (a steal, in tokio's metrics). For a scheduler that places such
+    /// a task itself (tokio_unstable only).
+    #[cfg(tokio_unstable)]
+    pub fn count_handoff(&self) {
+        self.shared.unstable.count_steal(1);
+    }
+
+    /// Tasks in the loop's run queue now if this thread drives the loop, else as the
+    /// loop last published them (once per iteration). tokio_unstable only.
+    #[cfg(tokio_unstable)]
+    pub fn local_queue_depth(&self) -> usize {
+        crate::context::with_own_core(&self.shared, |core| core.local.run_queue_len())
+            .unwrap_or_else(|| self.shared.published.local_pending.load(Relaxed) as usize)
+    }
+
     /// A snapshot of the loop's metrics (design §8).
     pub fn metrics(&self) -> LoopMetrics {
         let s = &self.shared;

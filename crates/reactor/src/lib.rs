@@ -102,6 +102,10 @@ mod sys;
 mod tail;
 pub mod task;
 mod termination;
+#[cfg(tokio_unstable)]
+pub mod trace;
+#[cfg(tokio_unstable)]
+mod unstable;
 mod wakeup;
 mod wheel;
 
@@ -123,6 +127,8 @@ pub use scheduled::{TimerKey, TimerRegistration, TimerState};
 pub use tail::TailTaskHandle;
 pub use task::{AbortHandle, FallibleTask, Task};
 pub use termination::TerminationFuture;
+#[cfg(tokio_unstable)]
+pub use unstable::{BucketOf, PollTimes, UnstableMetrics};
 
 /// The life of a loop (design §2). States only move forward.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -34,6 +34,8 @@ unsafe impl Schedule for Arc<Shared> {
 
     #[inline]
     fn schedule_local(core: &Core, runnable: LoopRunnable) {
+        #[cfg(tokio_unstable)]
+        counts::local_schedule(core);
         core.local.push_wake(runnable);
     }
 
@@ -43,6 +45,8 @@ unsafe impl Schedule for Arc<Shared> {
     }
 
     fn schedule_remote(&self, runnable: LoopRunnable) {
+        #[cfg(tokio_unstable)]
+        counts::schedule(self);
         self.send_remote(runnable);
     }
 
@@ -86,5 +90,68 @@ impl Shared {
             Ok(result) => result,
             Err(task) => self.submit_remote(QueueItem::Schedule(Box::new(task)), Wake::Before(deadline)),
         }
+    }
+}
+
+/// What a loop counts for tokio's unstable worker metrics at a schedule (see
+/// `unstable`): kept here, with the loop's queues, since it looks at which loop this
+/// thread drives.
+#[cfg(tokio_unstable)]
+pub(crate) mod counts {
+    use std::sync::Arc;
+
+    use crate::context;
+    use crate::core::Core;
+    use crate::shared::Shared;
+
+    /// The capacity of a tokio worker's local run queue.
+    const TOKIO_LOCAL_QUEUE: usize = 256;
+
+    /// Counts a task scheduled onto `target` from this thread: a local schedule of the
+    /// loop this thread drives if it is `target` or one of `target`'s group, otherwise
+    /// a remote schedule of `target`.
+    pub(crate) fn schedule(target: &Shared) {
+        context::with_core(|core| match core {
+            Some(core) if same_group(core, target) => core.shared.unstable.count_local_schedule(),
+            _ => target.unstable.count_remote_schedule(),
+        });
+    }
+
+    /// Counts a task scheduled on the loop `core` drives, by that loop's thread, before
+    /// it is queued.
+    #[inline]
+    pub(crate) fn local_schedule(core: &Core) {
+        core.shared.unstable.count_local_schedule();
+        queue_grows(core, 1);
+    }
+
+    /// Counts an overflow (`UnstableMetrics::overflows`) if `added` tasks about to join
+    /// the run queue take it past tokio's local queue.
+    #[inline]
+    pub(crate) fn queue_grows(core: &Core, added: usize) {
+        let before = core.local.run_queue_len();
+        if before <= TOKIO_LOCAL_QUEUE && before + added > TOKIO_LOCAL_QUEUE {
+            core.shared.unstable.count_overflow();
+        }
+    }
+
+    /// Whether the loop `core` drives is `target` or one of its peers.
+    fn same_group(core: &Core, target: &Shared) -> bool {
+        if std::ptr::eq(&*core.shared, target) {
+            return true;
+        }
+        match (core.shared.peers.get(), target.peers.get()) {
+            (Some((mine, _)), Some((theirs, _))) => Arc::ptr_eq(mine, theirs),
+            _ => false,
+        }
+    }
+
+    /// Counts a cooperative budget that just ran out, on the loop this thread drives.
+    pub(crate) fn forced_yield() {
+        context::with_core(|core| {
+            if let Some(core) = core {
+                core.shared.unstable.count_forced_yield();
+            }
+        });
     }
 }

@@ -85,6 +85,10 @@ fn give(core: &Core, taker: &Arc<Shared>, n: usize) -> usize {
         }
     }
     let count = moved.len();
+    #[cfg(tokio_unstable)]
+    if count != 0 {
+        taker.unstable.count_steal(count);
+    }
     taker.schedule_new_remote_all(moved);
     count
 }

@@ -64,6 +64,9 @@ pub(crate) struct Shared {
     /// The other loops of this loop's group and this loop's place among them, once the
     /// group has introduced them (`EventLoopHandle::join_peers`); never for a lone loop.
     pub(crate) peers: OnceLock<(Arc<Peers<Shared>>, usize)>,
+    /// What the loop counts for tokio's unstable worker metrics.
+    #[cfg(tokio_unstable)]
+    pub(crate) unstable: crate::unstable::UnstableMetrics,
 }
 
 // The hooks (`starter`, `on_task_panic`) are boxed closures, which are not unwind-safe
@@ -83,6 +86,7 @@ impl Shared {
         max_pending_tasks: Option<usize>,
         default_shutdown: ShutdownParams,
         on_task_panic: Option<TaskPanicHook>,
+        #[cfg(tokio_unstable)] unstable: crate::unstable::UnstableMetrics,
     ) -> Shared {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Shared {
@@ -106,6 +110,8 @@ impl Shared {
             published: Published::default(),
             blocks: BlockCache::default(),
             peers: OnceLock::new(),
+            #[cfg(tokio_unstable)]
+            unstable,
         }
     }
 

@@ -33,6 +33,8 @@ where
         // SAFETY: just spawned; `send` says the future and its output are `Send`.
         unsafe { runnable.mark_send() };
     }
+    #[cfg(tokio_unstable)]
+    crate::schedule::counts::local_schedule(core);
     core.local.push_wake(runnable);
     task
 }
@@ -51,6 +53,8 @@ where
     // SAFETY: the runnable `spawn_unchecked` just returned, for a `Send` future with a
     // `Send` output.
     unsafe { runnable.mark_send() };
+    #[cfg(tokio_unstable)]
+    crate::schedule::counts::local_schedule(core);
     // SAFETY: as above.
     core.local.push_movable(unsafe { runnable.into_movable() });
     task
@@ -113,6 +117,8 @@ where
         // SAFETY: just spawned; `send` says the future and its output are `Send`.
         unsafe { runnable.mark_send() };
     }
+    #[cfg(tokio_unstable)]
+    crate::schedule::counts::schedule(shared);
     shared.schedule_new_remote(runnable);
     Ok(task)
 }

@@ -16,7 +16,7 @@ use crate::group::ThreadConfig;
 use crate::sync::{lock, unpoison};
 use crate::task::Id;
 use crate::task::JoinHandle;
-use crate::task::harness::identify;
+use crate::task::harness::{Origin, identify};
 
 /// A turn of a blocking task: its only one.
 type PoolRunnable = Runnable<BlockingPool>;
@@ -41,6 +41,9 @@ struct Inner {
     max_threads: usize,
     keep_alive: Duration,
     config: ThreadConfig,
+    /// tokio_unstable: the runtime's hooks (its terminate hook runs for blocking tasks).
+    #[cfg(tokio_unstable)]
+    tasks: Option<Arc<crate::runtime::hooks::RuntimeTasks>>,
 }
 
 /// The blocking pool of one runtime.
@@ -50,7 +53,12 @@ pub(crate) struct BlockingPool {
 }
 
 impl BlockingPool {
-    pub(crate) fn new(max_threads: usize, keep_alive: Duration, config: ThreadConfig) -> BlockingPool {
+    pub(crate) fn new(
+        max_threads: usize,
+        keep_alive: Duration,
+        config: ThreadConfig,
+        #[cfg(tokio_unstable)] tasks: Option<Arc<crate::runtime::hooks::RuntimeTasks>>,
+    ) -> BlockingPool {
         BlockingPool {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
@@ -66,8 +74,18 @@ impl BlockingPool {
                 max_threads,
                 keep_alive,
                 config,
+                #[cfg(tokio_unstable)]
+                tasks,
             }),
         }
+    }
+
+    /// tokio_unstable metrics: the pool's threads, those idle, and the tasks queued
+    /// for a thread.
+    #[cfg(tokio_unstable)]
+    pub(crate) fn stats(&self) -> (usize, usize, usize) {
+        let st = lock(&self.inner.state);
+        (st.threads, st.idle, st.queue.len())
     }
 
     /// Panics, as tokio does, if no pool thread exists and the OS refuses to start one:
@@ -78,18 +96,31 @@ impl BlockingPool {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.spawn_with_id(move |_| f())
+        self.spawn_with_id(move |_| f(), Origin::caller())
     }
 
-    /// `spawn` for a closure that needs its own task id.
+    /// `spawn` for a closure that needs its own task id, spawned at `origin`.
     #[track_caller]
-    pub(crate) fn spawn_with_id<F, R>(&self, f: F) -> JoinHandle<R>
+    pub(crate) fn spawn_with_id<F, R>(&self, f: F, origin: Origin) -> JoinHandle<R>
     where
         F: FnOnce(Id) -> R + Send + 'static,
         R: Send + 'static,
     {
         let id = Id::next();
-        let future = identify(BlockingTask(Some(move || f(id))), id);
+        // A blocking task takes part in its runtime's terminate hook only, as on tokio:
+        // it is neither counted nor announced, and its one poll runs no poll hook.
+        #[cfg(tokio_unstable)]
+        let origin = Origin {
+            runtime: self
+                .inner
+                .tasks
+                .as_ref()
+                .filter(|tasks| tasks.hooks.terminate.is_some())
+                .cloned(),
+            poll_hooks: false,
+            ..origin
+        };
+        let future = identify(BlockingTask(Some(move || f(id))), id, origin);
         // SAFETY: the future is `Send`: it may be dropped unrun on this thread (the
         // pool has shut down), and is otherwise polled, once, and dropped by the one
         // pool thread that takes its runnable.

@@ -59,6 +59,9 @@ pub(crate) struct Shared {
     /// The tokio runtime whose context every thread of this one enters.
     #[cfg(feature = "tokio-compat")]
     pub(crate) compat: crate::runtime::compat::Compat,
+    /// What it keeps of tokio's unstable settings: hooks, histogram, seeds, ...
+    #[cfg(tokio_unstable)]
+    pub(crate) unstable: crate::runtime::unstable::RuntimeUnstable,
 }
 
 /// Whose turn it is to drive a current_thread runtime's loop: at most one `block_on`

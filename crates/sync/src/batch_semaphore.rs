@@ -412,6 +412,9 @@ impl Future for Acquire<'_> {
     type Output = Result<(), AcquireError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // A task trace stops here, before any permit is taken (tokio_unstable).
+        #[cfg(tokio_unstable)]
+        ready!(netloop_reactor::trace::trace_leaf(cx));
         let this = self.get_mut();
         let sem = this.sem;
         match this.state {

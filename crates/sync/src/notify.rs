@@ -392,6 +392,9 @@ impl Future for Notified<'_> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // A task trace stops here, before a notification is taken (tokio_unstable).
+        #[cfg(tokio_unstable)]
+        std::task::ready!(netloop_reactor::trace::trace_leaf(cx));
         let this = self.project();
         this.wait.poll(this.notify, Some(cx.waker()))
     }
@@ -439,6 +442,9 @@ impl Future for OwnedNotified {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // A task trace stops here, before a notification is taken (tokio_unstable).
+        #[cfg(tokio_unstable)]
+        std::task::ready!(netloop_reactor::trace::trace_leaf(cx));
         let this = self.project();
         this.wait.poll(&this.notify, Some(cx.waker()))
     }

@@ -19,7 +19,10 @@
 //! What is netloop's own here is everything: the runtime, tasks, timers, sockets, `io`,
 //! `sync`, `fs`, `process`, `signal` and the macros. Every tokio feature name is
 //! accepted; netloop builds every part whatever the features say, except the paused
-//! clock, which `test-util` adds as in tokio.
+//! clock, which `test-util` adds as in tokio, and task dumps, which `taskdump` adds with
+//! `--cfg tokio_unstable`, also as in tokio. With that flag (set through `RUSTFLAGS`)
+//! the crate has tokio's unstable API: `task::Builder`, the runtime's task hooks,
+//! `UnhandledPanic`, the unstable metrics; without it none of that is built.
 //!
 //! netloop's own API (placing a task on a given loop, the group of loops, `serve`, the
 //! loops' metrics) is under [`netloop`]:

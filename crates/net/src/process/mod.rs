@@ -218,12 +218,43 @@ impl Command {
     /// Outside a runtime, or in one built without `enable_io`.
     #[track_caller]
     pub fn spawn(&mut self) -> io::Result<Child> {
+        Self::may_spawn();
+        let std = self.std.spawn()?;
+        self.adopt(std)
+    }
+
+    /// [`spawn`](Self::spawn) with a spawning function of the caller's instead of
+    /// `std::process::Command::spawn` (tokio's unstable `spawn_with`; on Windows, what
+    /// sets a child's process attributes). `with` gets the command as configured and
+    /// returns the child, which the runtime then watches as `spawn`'s.
+    ///
+    /// # Panics
+    ///
+    /// Outside a runtime, or in one built without `enable_io`.
+    #[cfg(tokio_unstable)]
+    #[track_caller]
+    pub fn spawn_with(
+        &mut self,
+        with: impl FnOnce(&mut std::process::Command) -> io::Result<std::process::Child>,
+    ) -> io::Result<Child> {
+        Self::may_spawn();
+        let std = with(&mut self.std)?;
+        self.adopt(std)
+    }
+
+    /// Panics where a child may not be spawned, with tokio's messages; reaps the
+    /// children that ended unwatched.
+    #[track_caller]
+    fn may_spawn() {
         netloop_scheduler::drivers::require_io();
         if let Err(no_runtime) = netloop_scheduler::runtime::Handle::try_current() {
             panic!("{no_runtime}");
         }
         exit::reap_orphans();
-        let mut std = self.std.spawn()?;
+    }
+
+    /// The runtime's handle of a child just spawned from this command.
+    fn adopt(&self, mut std: std::process::Child) -> io::Result<Child> {
         let stdin = std.stdin.take().map(ChildStdin::from_std).transpose();
         let stdout = std.stdout.take().map(ChildStdout::from_std).transpose();
         let stderr = std.stderr.take().map(ChildStderr::from_std).transpose();

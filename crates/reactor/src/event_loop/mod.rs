@@ -110,6 +110,8 @@ impl EventLoop {
             b.max_pending_tasks,
             b.shutdown_params(),
             b.on_task_panic.clone(),
+            #[cfg(tokio_unstable)]
+            crate::unstable::UnstableMetrics::new(b.poll_times.as_ref(), b.timers_complete_at_shutdown),
         ));
         Ok(EventLoop {
             core: Box::new(Core::new(shared, selector)),
@@ -373,6 +375,8 @@ impl Driver {
         // No event of an earlier select is left: registrations removed since then
         // may be freed now (see `registration_set`).
         core.shared.io.release_pending();
+        #[cfg(tokio_unstable)]
+        let unparks = self.counters.unparks;
         let blocked = self.select(core, wait_until, extra_ready);
         let io_start = self.io_timer_start(core);
         let (io_events, wakeups) = self.process_io(core);
@@ -380,6 +384,11 @@ impl Driver {
         core.local.wake_deferred();
         let ran = self.run_tasks(core, io_start, io_events);
         self.run_tail_tasks(core);
+        // Woke from a park and ran nothing.
+        #[cfg(tokio_unstable)]
+        if self.counters.unparks != unparks && ran == 0 {
+            core.shared.unstable.count_noop();
+        }
         if let Some((before, timeout)) = blocked
             && io_events == 0
             && wakeups == 0

@@ -32,9 +32,21 @@ fn task_time_is_up(start: Option<u64>, budget: Option<u64>) -> bool {
 /// A task's turn, under a fresh cooperative budget; a panic that escapes the task (it
 /// catches its future's own) is logged and the loop goes on.
 pub(super) fn run_runnable(core: &Core, runnable: LoopRunnable) {
+    #[cfg(tokio_unstable)]
+    let timed = {
+        let unstable = &core.shared.unstable;
+        unstable.count_poll();
+        unstable.times_polls().then(clock::now)
+    };
     // SAFETY: every runnable in a loop's queues is a turn of one of its own tasks, and
     // `core` is that loop's, driven by this thread.
     coop::with_budget(|| run_caught("future", || unsafe { runnable.run(core) }));
+    #[cfg(tokio_unstable)]
+    if let Some(start) = timed {
+        core.shared
+            .unstable
+            .record_poll_time(clock::now().saturating_sub(start));
+    }
 }
 
 /// The hog check: a turn that held the loop longer than the threshold is named.
@@ -168,6 +180,8 @@ impl Driver {
             return;
         }
         self.took_from_inbox = true;
+        #[cfg(tokio_unstable)]
+        crate::schedule::counts::queue_grows(core, n);
         for _ in 0..n {
             let Some(task) = core.shared.inbox.pop() else { break };
             core.local.enqueue(task);

@@ -270,6 +270,8 @@ pub(super) fn dispatch_events(core: &Core, wake_buf: &mut Vec<Waker>) -> IoPass 
         }
         selector.clear();
     }
+    #[cfg(tokio_unstable)]
+    core.shared.unstable.count_ready_events(pass.events);
     if !wake_buf.is_empty() {
         // Wakers other than loop tasks' (see `Readiness::set_readiness`).
         wake_buf.drain(..).for_each(Waker::wake);

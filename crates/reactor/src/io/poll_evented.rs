@@ -49,6 +49,8 @@ impl Registration {
             shared.io.remove(&io);
             return Err(e);
         }
+        #[cfg(tokio_unstable)]
+        shared.unstable.count_registration();
         // Readiness is only delivered by a running loop: a registration counts as the
         // first use of a lazily started one.
         shared.ensure_started();
@@ -94,6 +96,8 @@ impl Registration {
     /// `Pending` and has its task woken to run again later, as with tokio.
     #[inline]
     pub fn poll_ready(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
+        #[cfg(tokio_unstable)]
+        ready!(crate::trace::trace_leaf(cx));
         let event = ready!(self.io.poll_ready(cx, direction));
         if event.is_shutdown {
             return Poll::Ready(Err(shut_down_error()));
@@ -113,6 +117,8 @@ impl Registration {
     /// The operations that wait this way ([`poll_io_shared`](Self::poll_io_shared))
     /// spend it.
     pub fn poll_ready_shared(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
+        #[cfg(tokio_unstable)]
+        ready!(crate::trace::trace_leaf(cx));
         let event = ready!(self.io.poll_ready_shared(cx, direction));
         if event.is_shutdown {
             return Poll::Ready(Err(shut_down_error()));
@@ -237,6 +243,8 @@ impl Drop for Registration {
         // The owner deregistered the source first (`PollEvented`'s drop and
         // `into_inner`), so the memory may be released at the loop's next iteration.
         if self.in_poll {
+            #[cfg(tokio_unstable)]
+            self.shared.unstable.count_deregistration();
             self.shared.io.remove(&self.io);
         }
     }

@@ -56,8 +56,19 @@ impl Handle {
                  If you are in an async function, use `.await` on the future instead of blocking on it."
             );
         }
+        #[cfg(tokio_unstable)]
+        if self.inner.unstable.shut_down_by_panic() {
+            panic!("{}", super::unstable::RUNTIME_PANIC_SHUTDOWN);
+        }
         let _blocking = InBlockOn::enter();
         let _context = context::set(self.inner.clone());
+        #[cfg(tokio_unstable)]
+        let _seeded = self
+            .inner
+            .unstable
+            .seeds
+            .as_ref()
+            .map(|seeds| super::rng::reseed(seeds.next()));
         #[cfg(feature = "tokio-compat")]
         let _tokio = self.inner.compat.handle().enter();
         let run = || match self.inner.flavor {
@@ -91,6 +102,10 @@ impl Handle {
                 let waker = parker.waker();
                 let mut cx = Context::from_waker(&waker);
                 loop {
+                    #[cfg(tokio_unstable)]
+                    if self.inner.unstable.shut_down_by_panic() {
+                        panic!("{}", super::unstable::RUNTIME_PANIC_SHUTDOWN);
+                    }
                     {
                         let mut waiters = lock(&self.inner.driver.waiters);
                         if !waiters.iter().any(|w| w.will_wake(&waker)) {
@@ -151,8 +166,22 @@ impl Handle {
                  call block_on from the thread that drove it so far, or let those tasks finish first"
             );
         }
+        // With `UnhandledPanic::ShutdownRuntime`, a task's panic stops the future at its
+        // next poll, even one its wake-up made ready (as tokio's `block_on` stops).
+        #[cfg(tokio_unstable)]
+        let future = {
+            let mut future = future;
+            std::future::poll_fn(move |cx| {
+                if self.inner.unstable.shut_down_by_panic() {
+                    panic!("{}", super::unstable::RUNTIME_PANIC_SHUTDOWN);
+                }
+                future.as_mut().poll(cx)
+            })
+        };
         match event_loop.block_on(future) {
             Ok(out) => out,
+            #[cfg(tokio_unstable)]
+            Err(_) if self.inner.unstable.shut_down_by_panic() => panic!("{}", super::unstable::RUNTIME_PANIC_SHUTDOWN),
             Err(e) => panic!("{e}"),
         }
     }

@@ -52,6 +52,9 @@ pub struct Builder {
     enable_io: bool,
     enable_time: bool,
     name: Option<String>,
+    /// tokio's unstable settings (`unstable_api` has their setters).
+    #[cfg(tokio_unstable)]
+    pub(super) unstable: super::unstable::UnstableSettings,
 }
 
 impl fmt::Debug for Builder {
@@ -86,6 +89,8 @@ impl Builder {
             enable_io: false,
             enable_time: false,
             name: None,
+            #[cfg(tokio_unstable)]
+            unstable: Default::default(),
         }
     }
 
@@ -369,8 +374,10 @@ impl Builder {
     /// cannot be created, the others are shut down and the error is returned.
     pub fn build(&mut self) -> io::Result<Runtime> {
         self.fit_quiet_period();
-        #[cfg(not(feature = "tokio-compat"))]
+        #[cfg(all(not(feature = "tokio-compat"), not(tokio_unstable)))]
         self.event_loop.on_task_panic(super::compat_hint::observe);
+        #[cfg(tokio_unstable)]
+        let unstable = self.unstable_runtime_state();
         self.validate()?;
         let workers = self.worker_count()?;
         let group_no = next_group_number();
@@ -392,7 +399,13 @@ impl Builder {
         };
         let lazy = self.flavor == RuntimeFlavor::MultiThread;
         let group = EventLoopGroup::build(workers, &self.event_loop, threads, lazy)?;
-        let blocking = BlockingPool::new(self.max_blocking_threads, self.thread_keep_alive, blocking_threads);
+        let blocking = BlockingPool::new(
+            self.max_blocking_threads,
+            self.thread_keep_alive,
+            blocking_threads,
+            #[cfg(tokio_unstable)]
+            Some(unstable.tasks.clone()),
+        );
         let rt = Runtime::from_shared(Shared {
             group,
             blocking,
@@ -406,10 +419,37 @@ impl Builder {
             time_enabled: self.enable_time,
             #[cfg(feature = "tokio-compat")]
             compat,
+            #[cfg(tokio_unstable)]
+            unstable,
         });
         let _ = runtime.set(Arc::downgrade(&rt.handle().inner));
         self.start(&rt, lazy);
         Ok(rt)
+    }
+
+    /// What the runtime keeps of tokio's unstable settings, and what they ask of its
+    /// loops: poll times, and a runtime shut down by a task's panic.
+    #[cfg(tokio_unstable)]
+    fn unstable_runtime_state(&mut self) -> super::unstable::RuntimeUnstable {
+        let state = self.unstable.runtime_state();
+        if let Some(times) = self.unstable.poll_times(self.flavor == RuntimeFlavor::MultiThread) {
+            self.event_loop.poll_times(times);
+        }
+        self.event_loop.complete_timers_at_shutdown(self.unstable.alt_timer);
+        let panicked = state.panicked.clone();
+        self.event_loop.on_task_panic(move |_payload| {
+            #[cfg(not(feature = "tokio-compat"))]
+            super::compat_hint::observe(_payload);
+            if let Some(panicked) = &panicked {
+                panicked.store(true, std::sync::atomic::Ordering::SeqCst);
+                // On the loop's thread: the loop drops every task and stops, and
+                // `block_on` panics when it sees it (`block_on.rs`).
+                if let Some(event_loop) = netloop_reactor::EventLoopHandle::current() {
+                    let _ = event_loop.shutdown_gracefully_with(Duration::ZERO, Duration::ZERO);
+                }
+            }
+        });
+        state
     }
 
     /// A default quiet period longer than the shutdown timeout shrinks to it.
@@ -476,9 +516,21 @@ type ThreadNames = Arc<dyn Fn(usize) -> String + Send + Sync>;
 /// What every runtime thread runs first; what it returns is dropped as the thread ends.
 type EnterFn = Arc<dyn Fn() -> Box<dyn std::any::Any> + Send + Sync>;
 
-/// Enters the context of `runtime`, once it is set and while it is alive.
+/// Enters the context of `runtime`, once it is set and while it is alive (and, under
+/// `tokio_unstable`, seeds the thread's random numbers from the runtime's seed).
 fn enter_runtime(runtime: Arc<OnceLock<Weak<Shared>>>) -> EnterFn {
-    Arc::new(move || Box::new(runtime.get().and_then(Weak::upgrade).map(context::set)))
+    Arc::new(move || {
+        let runtime = runtime.get().and_then(Weak::upgrade);
+        #[cfg(tokio_unstable)]
+        let seeded = runtime
+            .as_ref()
+            .and_then(|rt| rt.unstable.seeds.as_ref())
+            .map(|seeds| super::rng::reseed(seeds.next()));
+        let entered = runtime.map(context::set);
+        #[cfg(tokio_unstable)]
+        let entered = (entered, seeded);
+        Box::new(entered)
+    })
 }
 
 /// A setting's error, as `build` reports it.

@@ -115,7 +115,8 @@ impl Handle {
         F::Output: Send + 'static,
     {
         let (event_loop, movable) = spawn_loop_of(&self.inner.group);
-        crate::task::spawn::spawn_movable(event_loop, future, Some(&self.inner), movable)
+        let origin = crate::task::harness::Origin::caller();
+        crate::task::spawn::spawn_movable(event_loop, future, Some(&self.inner), movable, origin)
     }
 
     /// Runs a blocking closure on the blocking pool.

@@ -84,6 +84,8 @@ impl LocalRuntime {
         // `spawn_local` in this runtime's context (after `enter`) finds the set here.
         let _ = runtime.handle().inner.local_owner.set(std::thread::current().id());
         crate::task::local::register_runtime_set(runtime.handle().id(), &local);
+        #[cfg(tokio_unstable)]
+        local.belong_to(runtime.handle().inner.clone());
         LocalRuntime {
             local,
             runtime,

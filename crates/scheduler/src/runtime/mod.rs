@@ -16,10 +16,22 @@ mod builder;
 pub(crate) mod compat;
 #[cfg(not(feature = "tokio-compat"))]
 mod compat_hint;
+#[cfg(all(tokio_unstable, feature = "taskdump"))]
+pub mod dump;
 mod handle;
+#[cfg(tokio_unstable)]
+mod histogram;
+#[cfg(tokio_unstable)]
+pub(crate) mod hooks;
 mod id;
 mod local;
 mod metrics;
+#[cfg(tokio_unstable)]
+mod rng;
+#[cfg(tokio_unstable)]
+pub(crate) mod unstable;
+#[cfg(tokio_unstable)]
+mod unstable_api;
 
 use std::fmt;
 use std::future::Future;
@@ -36,6 +48,24 @@ pub use handle::{EnterGuard, Handle};
 pub use id::Id;
 pub use local::{LocalOptions, LocalRuntime};
 pub use metrics::RuntimeMetrics;
+
+#[cfg(all(tokio_unstable, feature = "taskdump"))]
+pub use dump::Dump;
+#[cfg(tokio_unstable)]
+pub use histogram::{
+    HistogramConfiguration, HistogramScale, InvalidHistogramConfiguration, LogHistogram, LogHistogramBuilder,
+};
+#[cfg(tokio_unstable)]
+pub use hooks::TaskMeta;
+#[cfg(tokio_unstable)]
+pub use rng::RngSeed;
+/// `select!`'s random numbers, from this thread's generator (seeded per runtime by
+/// `Builder::rng_seed`).
+#[cfg(tokio_unstable)]
+#[doc(hidden)]
+pub use rng::thread_rng_n;
+#[cfg(tokio_unstable)]
+pub use unstable::UnhandledPanic;
 
 pub use crate::context::TryCurrentError;
 pub use crate::shared::RuntimeFlavor;

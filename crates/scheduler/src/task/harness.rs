@@ -1,6 +1,7 @@
-//! What wraps a task's future: its id, for `task::id`. Everything else a handle
-//! reports (a panic, an abort, the id itself) the reactor's task keeps in its header,
-//! for the loops' tasks, the blocking pool's and a `LocalSet`'s alike.
+//! What wraps a task's future: its id, for `task::id`, and under `--cfg tokio_unstable`
+//! where it was spawned and its runtime's task hooks. Everything else a handle reports
+//! (a panic, an abort, the id itself) the reactor's task keeps in its header, for the
+//! loops' tasks, the blocking pool's and a `LocalSet`'s alike.
 
 use std::future::Future;
 use std::mem::ManuallyDrop;
@@ -8,6 +9,45 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::id::{Id, IdGuard};
+
+/// Where a task comes from, as its hooks see it: the source location of the spawn and
+/// the runtime it was spawned onto (whose hooks run at its polls and at its end).
+/// Built only with `--cfg tokio_unstable`; without it `Origin` is empty (zero-sized)
+/// and nothing reads it, so a spawn and a poll cost what they cost without hooks.
+#[derive(Clone)]
+pub(crate) struct Origin {
+    #[cfg(tokio_unstable)]
+    pub(crate) spawned_at: &'static std::panic::Location<'static>,
+    /// The runtime the task was spawned onto, once known: kept only if it has a poll or
+    /// terminate hook.
+    #[cfg(tokio_unstable)]
+    pub(crate) runtime: Option<std::sync::Arc<crate::runtime::hooks::RuntimeTasks>>,
+    /// Whether the runtime's poll hooks run at the task's polls: not for a blocking
+    /// task, as on tokio (its terminate hook does run).
+    #[cfg(tokio_unstable)]
+    pub(crate) poll_hooks: bool,
+    /// The task's entry in its runtime's list of traceable tasks (`Handle::dump`).
+    #[cfg(all(tokio_unstable, feature = "taskdump"))]
+    pub(crate) traced: Option<std::sync::Arc<crate::runtime::dump::TaskSlot>>,
+}
+
+impl Origin {
+    /// The caller's location (with `--cfg tokio_unstable`; nothing without it).
+    #[inline(always)]
+    #[cfg_attr(tokio_unstable, track_caller)]
+    pub(crate) fn caller() -> Origin {
+        Origin {
+            #[cfg(tokio_unstable)]
+            spawned_at: std::panic::Location::caller(),
+            #[cfg(tokio_unstable)]
+            runtime: None,
+            #[cfg(tokio_unstable)]
+            poll_hooks: true,
+            #[cfg(all(tokio_unstable, feature = "taskdump"))]
+            traced: None,
+        }
+    }
+}
 
 pin_project_lite::pin_project! {
     /// What runs for a task: the user's future with its task id, for
@@ -20,6 +60,8 @@ pin_project_lite::pin_project! {
         #[pin]
         future: ManuallyDrop<F>,
         id: Id,
+        // Empty without `--cfg tokio_unstable`.
+        origin: Origin,
     }
 
     impl<F> PinnedDrop for Identified<F> {
@@ -30,6 +72,10 @@ pin_project_lite::pin_project! {
             // the struct holding it is being dropped: nothing uses it after. A panic
             // unwinds to the loop task, which catches it.
             unsafe { ManuallyDrop::drop(this.future.get_unchecked_mut()) }
+            // The task has ended: finished, failed, aborted or dropped by its runtime's
+            // shutdown. Its future is gone, as tokio's is when its hook runs.
+            #[cfg(tokio_unstable)]
+            unstable::terminated(*this.id, this.origin);
         }
     }
 }
@@ -38,6 +84,7 @@ impl<F: Future> Future for Identified<F> {
     type Output = WithId<F::Output>;
 
     #[inline]
+    #[cfg(not(tokio_unstable))]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WithId<F::Output>> {
         let this = self.project();
         let id = *this.id;
@@ -46,6 +93,19 @@ impl<F: Future> Future for Identified<F> {
         unsafe { this.future.map_unchecked_mut(|f| &mut **f) }
             .poll(cx)
             .map(|value| WithId { value: Some(value), id })
+    }
+
+    /// The poll with tokio's unstable extras: the runtime's poll hooks around it, and
+    /// with `taskdump` the trace a dump asked for.
+    #[inline]
+    #[cfg(tokio_unstable)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<WithId<F::Output>> {
+        let this = self.project();
+        let id = *this.id;
+        let _id = IdGuard::enter(id);
+        // SAFETY: `ManuallyDrop` is a transparent wrapper: pinning it pins the future.
+        let future = unsafe { this.future.map_unchecked_mut(|f| &mut **f) };
+        unstable::poll(id, this.origin, cx, future).map(|value| WithId { value: Some(value), id })
     }
 }
 
@@ -74,9 +134,73 @@ impl<T> Drop for WithId<T> {
 }
 
 /// Wraps a task's future.
-pub(crate) fn identify<F: Future>(future: F, id: Id) -> Identified<F> {
+pub(crate) fn identify<F: Future>(future: F, id: Id, origin: Origin) -> Identified<F> {
     Identified {
         future: ManuallyDrop::new(future),
         id,
+        origin,
+    }
+}
+
+/// The hooks' and the task dump's side of a task, under `--cfg tokio_unstable`.
+#[cfg(tokio_unstable)]
+mod unstable {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use crate::runtime::hooks::{TaskMeta, call};
+    use crate::task::Id;
+    use crate::task::harness::Origin;
+
+    /// A poll of the task's future, between the runtime's poll hooks.
+    #[inline(always)]
+    pub(super) fn poll<F: Future>(
+        id: Id,
+        origin: &Origin,
+        cx: &mut Context<'_>,
+        future: Pin<&mut F>,
+    ) -> Poll<F::Output> {
+        let hooks = origin
+            .runtime
+            .as_deref()
+            .filter(|_| origin.poll_hooks)
+            .map(|rt| &rt.hooks);
+        let meta = || TaskMeta::new(id, origin.spawned_at);
+        if let Some(before) = hooks.and_then(|h| h.before_poll.as_ref()) {
+            call(before, &meta(), "on_before_task_poll");
+        }
+        let polled = traced_poll(id, origin, cx, future);
+        if let Some(after) = hooks.and_then(|h| h.after_poll.as_ref()) {
+            call(after, &meta(), "on_after_task_poll");
+        }
+        polled
+    }
+
+    /// The poll, as a trace if a dump asked for one of this task; with `taskdump`, the
+    /// task is the root of the traces taken in it (`dump::poll_root`).
+    #[inline(always)]
+    fn traced_poll<F: Future>(id: Id, origin: &Origin, cx: &mut Context<'_>, future: Pin<&mut F>) -> Poll<F::Output> {
+        #[cfg(feature = "taskdump")]
+        return match &origin.traced {
+            Some(slot) => slot.poll(id, cx, future),
+            None => crate::runtime::dump::poll_root(future, cx),
+        };
+        #[cfg(not(feature = "taskdump"))]
+        {
+            let _ = (id, origin);
+            future.poll(cx)
+        }
+    }
+
+    /// The task has ended: the runtime's terminate hook.
+    pub(super) fn terminated(id: Id, origin: &Origin) {
+        #[cfg(feature = "taskdump")]
+        if let Some(slot) = &origin.traced {
+            slot.ended();
+        }
+        if let Some(terminate) = origin.runtime.as_deref().and_then(|rt| rt.hooks.terminate.as_ref()) {
+            call(terminate, &TaskMeta::new(id, origin.spawned_at), "on_task_terminate");
+        }
     }
 }

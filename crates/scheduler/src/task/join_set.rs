@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use super::error::JoinError;
+use super::harness::Origin;
 use super::id::Id;
 use super::join::{AbortHandle, JoinHandle};
 use super::local::LocalSet;
@@ -238,28 +239,57 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        with_spawn_loop(|event_loop, movable| self.spawn_on_loop(event_loop, movable, future))
+        self.spawn_at(future, Origin::caller())
+    }
+
+    /// [`spawn`](Self::spawn), from a spawn at `origin`.
+    #[inline]
+    pub(crate) fn spawn_at<F>(&mut self, future: F, origin: Origin) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        with_spawn_loop(|event_loop, movable| {
+            let id = Id::next();
+            #[cfg(tokio_unstable)]
+            let origin = origin.register(id, super::spawn::runtime_of(event_loop).as_deref(), true);
+            self.spawn_on_loop(event_loop, movable, future, id, origin)
+        })
     }
 
     /// Spawns a task into the set on `handle`'s runtime.
+    #[cfg_attr(tokio_unstable, track_caller)]
     pub fn spawn_on<F>(&mut self, future: F, handle: &Handle) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
-        let (event_loop, movable) = spawn_loop_of(&handle.inner.group);
-        self.spawn_on_loop(event_loop, movable, future)
+        self.spawn_on_at(future, handle, Origin::caller())
     }
 
+    /// [`spawn_on`](Self::spawn_on), from a spawn at `origin`.
+    #[inline]
+    pub(crate) fn spawn_on_at<F>(&mut self, future: F, handle: &Handle, origin: Origin) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        let (event_loop, movable) = spawn_loop_of(&handle.inner.group);
+        let id = Id::next();
+        #[cfg(tokio_unstable)]
+        let origin = origin.register(id, Some(&handle.inner), true);
+        self.spawn_on_loop(event_loop, movable, future, id, origin)
+    }
+
+    /// Spawns task `id`, its origin registered, on `event_loop`.
     fn spawn_on_loop<F>(
         &mut self,
         event_loop: &netloop_reactor::EventLoopHandle,
         movable: bool,
         future: F,
+        id: Id,
+        origin: Origin,
     ) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
     {
-        let id = Id::next();
         let done = OnDone {
             finished: self.finished.clone(),
             id,
@@ -269,9 +299,9 @@ impl<T: Send + 'static> JoinSet<T> {
             future.await
         };
         let handle = if movable {
-            spawn_movable_with(event_loop, future, id)
+            spawn_movable_with(event_loop, future, id, origin)
         } else {
-            spawn_with(event_loop, future, id)
+            spawn_with(event_loop, future, id, origin)
         };
         self.insert(handle)
     }
@@ -282,7 +312,8 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: FnOnce() -> T + Send + 'static,
     {
-        context::with_runtime(|rt| self.spawn_blocking_in(&rt.blocking, f))
+        let origin = Origin::caller();
+        context::with_runtime(|rt| self.spawn_blocking_in(&rt.blocking, f, origin))
     }
 
     /// Runs a blocking closure on `handle`'s blocking pool as a member of the set.
@@ -291,20 +322,23 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: FnOnce() -> T + Send + 'static,
     {
-        self.spawn_blocking_in(&handle.inner.blocking, f)
+        self.spawn_blocking_in(&handle.inner.blocking, f, Origin::caller())
     }
 
     /// Runs a blocking closure on `pool` as a member of the set.
     #[track_caller]
-    fn spawn_blocking_in<F>(&mut self, pool: &BlockingPool, f: F) -> AbortHandle
+    pub(crate) fn spawn_blocking_in<F>(&mut self, pool: &BlockingPool, f: F, origin: Origin) -> AbortHandle
     where
         F: FnOnce() -> T + Send + 'static,
     {
         let finished = self.finished.clone();
-        let handle = pool.spawn_with_id(move |id| {
-            let _done = OnDone { finished, id };
-            f()
-        });
+        let handle = pool.spawn_with_id(
+            move |id| {
+                let _done = OnDone { finished, id };
+                f()
+            },
+            origin,
+        );
         self.insert(handle)
     }
 }
@@ -316,31 +350,57 @@ impl<T: 'static> JoinSet<T> {
     where
         F: Future<Output = T> + 'static,
     {
+        self.spawn_local_at(future, Origin::caller())
+    }
+
+    /// [`spawn_local`](Self::spawn_local), from a spawn at `origin`.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn spawn_local_at<F>(&mut self, future: F, origin: Origin) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
         let finished = self.finished.clone();
-        let handle = spawn_local_with_id(move |id| {
-            let done = OnDone { finished, id };
-            async move {
-                let _done = done;
-                future.await
-            }
-        });
+        let handle = spawn_local_with_id(
+            move |id| {
+                let done = OnDone { finished, id };
+                async move {
+                    let _done = done;
+                    future.await
+                }
+            },
+            origin,
+        );
         self.insert(handle)
     }
 
     /// Spawns a `!Send` task into the set on `local_set`: it runs when the set is
     /// driven.
+    #[cfg_attr(tokio_unstable, track_caller)]
     pub fn spawn_local_on<F>(&mut self, future: F, local_set: &LocalSet) -> AbortHandle
     where
         F: Future<Output = T> + 'static,
     {
+        self.spawn_local_on_at(future, local_set, Origin::caller())
+    }
+
+    /// [`spawn_local_on`](Self::spawn_local_on), from a spawn at `origin`.
+    #[inline]
+    pub(crate) fn spawn_local_on_at<F>(&mut self, future: F, local_set: &LocalSet, origin: Origin) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
         let finished = self.finished.clone();
-        let handle = local_set.spawn_local_with_id(move |id| {
-            let done = OnDone { finished, id };
-            async move {
-                let _done = done;
-                future.await
-            }
-        });
+        let handle = local_set.spawn_local_with_id(
+            move |id| {
+                let done = OnDone { finished, id };
+                async move {
+                    let _done = done;
+                    future.await
+                }
+            },
+            origin,
+        );
         self.insert(handle)
     }
 }
@@ -375,5 +435,107 @@ where
         for f in iter {
             self.spawn(f);
         }
+    }
+}
+
+/// Spawns a task into a [`JoinSet`] with options (tokio's unstable
+/// `task::join_set::Builder`, from [`JoinSet::build_task`]).
+#[cfg(tokio_unstable)]
+#[must_use = "a builder spawns nothing until one of its spawn methods is called"]
+pub struct Builder<'a, T> {
+    joinset: &'a mut JoinSet<T>,
+    builder: super::builder::Builder<'a>,
+}
+
+#[cfg(tokio_unstable)]
+impl<T> fmt::Debug for Builder<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("join_set::Builder")
+            .field("joinset", &self.joinset)
+            .field("builder", &self.builder)
+            .finish()
+    }
+}
+
+#[cfg(tokio_unstable)]
+impl<T> JoinSet<T> {
+    /// A builder for a task of this set (tokio's unstable `JoinSet::build_task`).
+    pub fn build_task(&mut self) -> Builder<'_, T> {
+        Builder {
+            joinset: self,
+            builder: super::builder::Builder::new(),
+        }
+    }
+}
+
+#[cfg(tokio_unstable)]
+impl<'a, T: 'static> Builder<'a, T> {
+    /// Names the task (see [`task::Builder::name`](super::Builder::name)).
+    pub fn name(self, name: &'a str) -> Self {
+        Builder {
+            builder: self.builder.name(name),
+            ..self
+        }
+    }
+
+    /// Spawns `future` into the set, as [`JoinSet::spawn`] does.
+    #[track_caller]
+    pub fn spawn<F>(self, future: F) -> std::io::Result<AbortHandle>
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send,
+    {
+        Ok(self.joinset.spawn_at(future, Origin::caller()))
+    }
+
+    /// Spawns `future` into the set on `handle`'s runtime, as [`JoinSet::spawn_on`].
+    #[track_caller]
+    pub fn spawn_on<F>(self, future: F, handle: &Handle) -> std::io::Result<AbortHandle>
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send,
+    {
+        Ok(self.joinset.spawn_on_at(future, handle, Origin::caller()))
+    }
+
+    /// Runs `f` on the blocking pool as a member of the set, as
+    /// [`JoinSet::spawn_blocking`].
+    #[track_caller]
+    pub fn spawn_blocking<F>(self, f: F) -> std::io::Result<AbortHandle>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send,
+    {
+        Ok(self.joinset.spawn_blocking(f))
+    }
+
+    /// Runs `f` on `handle`'s blocking pool as a member of the set, as
+    /// [`JoinSet::spawn_blocking_on`].
+    #[track_caller]
+    pub fn spawn_blocking_on<F>(self, f: F, handle: &Handle) -> std::io::Result<AbortHandle>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send,
+    {
+        Ok(self.joinset.spawn_blocking_on(f, handle))
+    }
+
+    /// Spawns a `!Send` future into the set, as [`JoinSet::spawn_local`].
+    #[track_caller]
+    pub fn spawn_local<F>(self, future: F) -> std::io::Result<AbortHandle>
+    where
+        F: Future<Output = T> + 'static,
+    {
+        Ok(self.joinset.spawn_local_at(future, Origin::caller()))
+    }
+
+    /// Spawns a `!Send` future into the set on `local_set`, as
+    /// [`JoinSet::spawn_local_on`].
+    #[track_caller]
+    pub fn spawn_local_on<F>(self, future: F, local_set: &LocalSet) -> std::io::Result<AbortHandle>
+    where
+        F: Future<Output = T> + 'static,
+    {
+        Ok(self.joinset.spawn_local_on_at(future, local_set, Origin::caller()))
     }
 }

@@ -17,7 +17,7 @@ use std::task::{Context, Poll, Waker};
 
 use netloop_reactor::task::{LocalBlocks, Runnable, Schedule, TaskList, spawn_unchecked};
 
-use super::harness::identify;
+use super::harness::{Origin, identify};
 use super::id::Id;
 use super::join::JoinHandle;
 use crate::sync::lock;
@@ -40,6 +40,9 @@ struct Remote {
     queue: Option<VecDeque<SetRunnable>>,
     /// Whoever drives the set: woken when a task of the set is.
     driver: Option<Waker>,
+    /// A task of the set panicked (for `LocalSet::unhandled_panic`).
+    #[cfg(tokio_unstable)]
+    panicked: bool,
 }
 
 impl SetHandle {
@@ -72,6 +75,13 @@ struct SetLocal {
     /// spawn through an enter guard that outlived the set), so such a spawn closes its
     /// task at once, as tokio's closed set does.
     closed: Cell<bool>,
+    /// tokio_unstable: the runtime whose tasks these are (a `LocalRuntime`'s set),
+    /// whose hooks and counts they take part in; none for a plain `LocalSet`.
+    #[cfg(tokio_unstable)]
+    runtime: RefCell<Option<Arc<crate::shared::Shared>>>,
+    /// tokio_unstable: `UnhandledPanic::ShutdownRuntime`, as the message to panic with.
+    #[cfg(tokio_unstable)]
+    shutdown_on_panic: Cell<Option<&'static str>>,
 }
 
 // SAFETY: a set's local half lives in an `Rc` on the thread that made the set (a
@@ -125,6 +135,11 @@ unsafe impl Schedule for SetHandle {
 
     fn task_list(local: &SetLocal) -> &TaskList {
         &local.tasks
+    }
+
+    #[cfg(tokio_unstable)]
+    fn task_panicked(&self, _payload: &(dyn std::any::Any + Send)) {
+        lock(&self.0).panicked = true;
     }
 }
 
@@ -237,14 +252,22 @@ impl Default for LocalSet {
 }
 
 /// Spawns into the set whose local half is `local`, on its thread.
-fn spawn_into<F>(local: &SetLocal, future: F, id: Id) -> JoinHandle<F::Output>
+fn spawn_into<F>(local: &SetLocal, future: F, id: Id, origin: Origin) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
+    // A `LocalRuntime`'s tasks are its runtime's (hooks, counts), as on tokio; a plain
+    // set's are no runtime's. Neither is traced by `Handle::dump`: only the set's own
+    // thread may poll them.
+    #[cfg(tokio_unstable)]
+    let origin = {
+        let runtime = local.runtime.borrow().clone();
+        origin.register(id, runtime.as_deref(), false)
+    };
     local.live.set(local.live.get() + 1);
     let member = Member {
-        future: identify(future, id),
+        future: identify(future, id, origin),
         live: local.live.clone(),
     };
     // SAFETY: this is the set's thread (its local half exists only here), where the
@@ -284,7 +307,8 @@ pub(crate) fn spawn_in_runtime_set<F>(
     runtime: crate::runtime::Id,
     future: F,
     id: Id,
-) -> Result<JoinHandle<F::Output>, F>
+    origin: Origin,
+) -> Result<JoinHandle<F::Output>, (F, Origin)>
 where
     F: Future + 'static,
     F::Output: 'static,
@@ -299,8 +323,8 @@ where
         .ok()
         .flatten();
     match set {
-        Some(set) => Ok(spawn_into(&set, future, id)),
-        None => Err(future),
+        Some(set) => Ok(spawn_into(&set, future, id, origin)),
+        None => Err((future, origin)),
     }
 }
 
@@ -311,14 +335,14 @@ pub(crate) fn in_local_set() -> bool {
 
 /// Spawns into the set being driven (or entered) on this thread; gives the future back
 /// if there is none.
-pub(crate) fn spawn_in_current_set<F>(future: F, id: Id) -> Result<JoinHandle<F::Output>, F>
+pub(crate) fn spawn_in_current_set<F>(future: F, id: Id, origin: Origin) -> Result<JoinHandle<F::Output>, (F, Origin)>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
     match CURRENT.with(|c| c.borrow().clone()) {
-        Some(set) => Ok(spawn_into(&set, future, id)),
-        None => Err(future),
+        Some(set) => Ok(spawn_into(&set, future, id, origin)),
+        None => Err((future, origin)),
     }
 }
 
@@ -330,6 +354,8 @@ impl LocalSet {
                 handle: SetHandle(Arc::new(Mutex::new(Remote {
                     queue: Some(VecDeque::new()),
                     driver: None,
+                    #[cfg(tokio_unstable)]
+                    panicked: false,
                 }))),
                 queue: RefCell::new(VecDeque::new()),
                 tasks: TaskList::default(),
@@ -338,28 +364,33 @@ impl LocalSet {
                 driving: Cell::new(false),
                 dropped: Cell::new(false),
                 closed: Cell::new(false),
+                #[cfg(tokio_unstable)]
+                runtime: RefCell::new(None),
+                #[cfg(tokio_unstable)]
+                shutdown_on_panic: Cell::new(None),
             }),
         }
     }
 
     /// Adds a `!Send` task to the set; it runs when the set is driven.
+    #[cfg_attr(tokio_unstable, track_caller)]
     pub fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + 'static,
         F::Output: 'static,
     {
-        spawn_into(&self.local, future, Id::next())
+        spawn_into(&self.local, future, Id::next(), Origin::caller())
     }
 
     /// `spawn_local` for a future that needs its own task id.
-    pub(crate) fn spawn_local_with_id<M, F>(&self, make: M) -> JoinHandle<F::Output>
+    pub(crate) fn spawn_local_with_id<M, F>(&self, make: M, origin: Origin) -> JoinHandle<F::Output>
     where
         M: FnOnce(Id) -> F,
         F: Future + 'static,
         F::Output: 'static,
     {
         let id = Id::next();
-        spawn_into(&self.local, make(id), id)
+        spawn_into(&self.local, make(id), id, origin)
     }
 
     /// Drives the set while `future` runs, and returns its output. Inside, off an
@@ -386,6 +417,8 @@ impl LocalSet {
 
     /// Runs queued tasks; keeps `cx` registered for more.
     fn tick(&self, cx: &mut Context<'_>) {
+        #[cfg(tokio_unstable)]
+        self.shut_down_on_panic();
         let local = &*self.local;
         {
             let mut remote = lock(&local.handle.0);
@@ -406,9 +439,72 @@ impl LocalSet {
                 Some(runnable) => unsafe { runnable.run(local) },
                 None => return,
             }
+            #[cfg(tokio_unstable)]
+            self.shut_down_on_panic();
         }
         // More work left: come back after letting others run.
         cx.waker().wake_by_ref();
+    }
+
+    /// With `UnhandledPanic::ShutdownRuntime`: once a task of the set has panicked,
+    /// every task of the set is dropped and the set's driver panics, now and at every
+    /// later turn.
+    #[cfg(tokio_unstable)]
+    fn shut_down_on_panic(&self) {
+        let local = &*self.local;
+        let Some(message) = local.shutdown_on_panic.get() else {
+            return;
+        };
+        if !lock(&local.handle.0).panicked {
+            return;
+        }
+        // As the set's drop closes them: queued ones, then waiting ones, until none is
+        // left (a closing task's destructor may wake another).
+        loop {
+            let queued = local.queue.borrow_mut().pop_front();
+            match queued {
+                // SAFETY: `local` is this set's local half, on its thread.
+                Some(runnable) => unsafe { runnable.cancel(local) },
+                None if local.tasks.is_empty() => break,
+                // SAFETY: as above; nothing of the set is polled meanwhile.
+                None => unsafe { local.tasks.cancel_all::<SetHandle>(local) },
+            }
+        }
+        panic!("{message}");
+    }
+
+    /// What the set does when one of its tasks panics (tokio's unstable
+    /// `LocalSet::unhandled_panic`): with `UnhandledPanic::ShutdownRuntime`, every
+    /// other task of the set is dropped and `run_until` (and `block_on`) panics, then
+    /// and at every later call. The default, `Ignore`, hands the panic to the task's
+    /// `JoinHandle`.
+    ///
+    /// # Panics
+    ///
+    /// If the set has started running (it has been driven, or holds tasks), as tokio's.
+    #[cfg(tokio_unstable)]
+    #[track_caller]
+    pub fn unhandled_panic(&mut self, behavior: crate::runtime::UnhandledPanic) -> &mut Self {
+        assert!(
+            Rc::strong_count(&self.local) == 1 && self.local.live.get() == 0,
+            "Unhandled Panic behavior modified after starting LocalSet"
+        );
+        let message = matches!(behavior, crate::runtime::UnhandledPanic::ShutdownRuntime)
+            .then_some("a spawned task panicked and the LocalSet is configured to shutdown on unhandled panic");
+        self.local.shutdown_on_panic.set(message);
+        self
+    }
+
+    /// tokio_unstable: makes this set the one of `runtime`'s `LocalRuntime`: its tasks
+    /// take part in the runtime's hooks and counts, and its unhandled-panic setting.
+    #[cfg(tokio_unstable)]
+    pub(crate) fn belong_to(&self, runtime: Arc<crate::shared::Shared>) {
+        if runtime.unstable.panicked.is_some() {
+            self.local
+                .shutdown_on_panic
+                .set(Some(crate::runtime::unstable::RUNTIME_PANIC_SHUTDOWN));
+        }
+        *self.local.runtime.borrow_mut() = Some(runtime);
     }
 
     /// Polls `f` as the set's own turn: the set entered, and wakes of its tasks on this

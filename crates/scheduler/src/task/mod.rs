@@ -1,15 +1,23 @@
 //! Tasks: futures pinned to event loops, with tokio's `task` API.
 
+#[cfg(tokio_unstable)]
+mod builder;
 pub mod coop;
 mod error;
 pub(crate) mod harness;
 mod id;
 mod join;
+#[cfg(not(tokio_unstable))]
 mod join_set;
+/// `JoinSet` and its task builder (public under `--cfg tokio_unstable`, as tokio's).
+#[cfg(tokio_unstable)]
+pub mod join_set;
 pub(crate) mod local;
 pub(crate) mod spawn;
 mod task_local;
 
+#[cfg(tokio_unstable)]
+pub use builder::Builder;
 pub use coop::{Unconstrained, consume_budget, unconstrained};
 pub use error::JoinError;
 pub use id::{Id, id, try_id};
@@ -113,10 +121,11 @@ where
 /// assert_eq!(on_second.unwrap(), Some(1));
 /// # Ok::<(), std::io::Error>(())
 /// ```
+#[cfg_attr(tokio_unstable, track_caller)]
 pub fn spawn_on<F>(event_loop: &netloop_reactor::EventLoopHandle, future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    spawn::spawn_on(event_loop, future)
+    spawn::spawn_on(event_loop, future, harness::Origin::caller())
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use netloop_reactor::{EventLoopHandle, SpawnLocalError};
 
-use super::harness::{WithId, identify};
+use super::harness::{Origin, WithId, identify};
 use super::id::Id;
 use super::join::JoinHandle;
 use super::local::{spawn_in_current_set, spawn_in_runtime_set};
@@ -13,12 +13,49 @@ use crate::context;
 use crate::placement::{with_pinned_loop, with_spawn_loop};
 
 /// Spawns `future` on `event_loop`, for life.
-pub(crate) fn spawn_on<F>(event_loop: &EventLoopHandle, future: F) -> JoinHandle<F::Output>
+pub(crate) fn spawn_on<F>(event_loop: &EventLoopHandle, future: F, origin: Origin) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    spawn_with(event_loop, future, Id::next())
+    let id = Id::next();
+    #[cfg(tokio_unstable)]
+    let origin = origin.register(id, runtime_of(event_loop).as_deref(), true);
+    spawn_with(event_loop, future, id, origin)
+}
+
+/// The runtime whose loop `event_loop` is, if it is the current runtime's.
+#[cfg(tokio_unstable)]
+pub(crate) fn runtime_of(event_loop: &EventLoopHandle) -> Option<Arc<crate::shared::Shared>> {
+    context::current().ok().filter(|rt| rt.group.contains(event_loop))
+}
+
+#[cfg(tokio_unstable)]
+impl Origin {
+    /// A task `id` spawned onto `runtime` (none: a runtime it is not known to belong
+    /// to): the runtime counts it and runs its spawn hook, and the task keeps the
+    /// runtime if it has hooks for its polls or its end, and enters the runtime's list
+    /// of traceable tasks if `traceable` (`Handle::dump`; not a `LocalRuntime`'s).
+    pub(crate) fn register(mut self, id: Id, runtime: Option<&crate::shared::Shared>, traceable: bool) -> Origin {
+        let Some(runtime) = runtime else {
+            return self;
+        };
+        let tasks = &runtime.unstable.tasks;
+        tasks.spawned.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some(hook) = &tasks.hooks.spawn {
+            // Not caught: a panic in the spawn hook reaches the spawner, as on tokio.
+            hook(&crate::runtime::hooks::TaskMeta::new(id, self.spawned_at));
+        }
+        if tasks.follows_tasks() {
+            self.runtime = Some(tasks.clone());
+        }
+        #[cfg(feature = "taskdump")]
+        if traceable {
+            self.traced = Some(runtime.unstable.tracer.enter(id));
+        }
+        let _ = traceable;
+        self
+    }
 }
 
 /// Spawns `future` as `task::spawn` does: on `event_loop`, but free to start on
@@ -36,6 +73,7 @@ pub(crate) fn spawn_movable<F>(
     future: F,
     runtime: Option<&Arc<crate::shared::Shared>>,
     movable: bool,
+    origin: Origin,
 ) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
@@ -50,11 +88,45 @@ where
             park_on(future)
         });
     }
-    if movable {
-        spawn_movable_with(event_loop, future, Id::next())
-    } else {
-        spawn_with(event_loop, future, Id::next())
+    let id = Id::next();
+    #[cfg(tokio_unstable)]
+    let origin = match runtime {
+        Some(rt) => origin.register(id, Some(rt), true),
+        None => origin.register(id, runtime_of(event_loop).as_deref(), true),
+    };
+    #[cfg(tokio_unstable)]
+    if let Some(other) = spawned_elsewhere(event_loop, runtime, movable) {
+        return spawn_with(&other, future, id, origin);
     }
+    if movable {
+        spawn_movable_with(event_loop, future, id, origin)
+    } else {
+        spawn_with(event_loop, future, id, origin)
+    }
+}
+
+/// With `Builder::disable_lifo_slot`: the loop a task spawned on its spawner's loop
+/// starts on instead (the spawner's group's next other loop), handed over as that
+/// loop's steal; `None` to spawn as usual.
+#[cfg(tokio_unstable)]
+fn spawned_elsewhere(
+    event_loop: &EventLoopHandle,
+    runtime: Option<&Arc<crate::shared::Shared>>,
+    movable: bool,
+) -> Option<EventLoopHandle> {
+    if !movable || !event_loop.in_event_loop() {
+        return None;
+    }
+    let rt = runtime.cloned().or_else(|| runtime_of(event_loop))?;
+    if !rt.unstable.disable_lifo_slot || rt.group.len() < 2 {
+        return None;
+    }
+    let other = (0..rt.group.len())
+        .map(|_| rt.group.next())
+        .find(|l| *l != event_loop)?
+        .clone();
+    other.count_handoff();
+    Some(other)
 }
 
 /// Runs `future` to completion on this (blocking-pool) thread, parking it while the
@@ -80,22 +152,32 @@ fn park_on<F: Future>(future: F) -> F::Output {
     }
 }
 
-/// [`spawn_movable`] with the task id chosen by the caller.
-pub(crate) fn spawn_movable_with<F>(event_loop: &EventLoopHandle, future: F, id: Id) -> JoinHandle<F::Output>
+/// [`spawn_movable`] with the task id chosen by the caller, and its origin registered
+/// with its runtime.
+pub(crate) fn spawn_movable_with<F>(
+    event_loop: &EventLoopHandle,
+    future: F,
+    id: Id,
+    origin: Origin,
+) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    joined(event_loop.spawn_movable_with_id(id.as_u64(), identify(future, id)), id)
+    joined(
+        event_loop.spawn_movable_with_id(id.as_u64(), identify(future, id, origin)),
+        id,
+    )
 }
 
-/// `spawn_on` with the task id chosen by the caller (who needs it first).
-pub(crate) fn spawn_with<F>(event_loop: &EventLoopHandle, future: F, id: Id) -> JoinHandle<F::Output>
+/// `spawn_on` with the task id chosen by the caller (who needs it first), and its
+/// origin registered with its runtime.
+pub(crate) fn spawn_with<F>(event_loop: &EventLoopHandle, future: F, id: Id, origin: Origin) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    joined(event_loop.spawn_with_id(id.as_u64(), identify(future, id)), id)
+    joined(event_loop.spawn_with_id(id.as_u64(), identify(future, id, origin)), id)
 }
 
 /// The handle of a spawn onto a loop: one that the loop rejected (it has shut down)
@@ -136,7 +218,8 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    with_spawn_loop(|event_loop, movable| spawn_movable(event_loop, future, None, movable))
+    let origin = Origin::caller();
+    with_spawn_loop(|event_loop, movable| spawn_movable(event_loop, future, None, movable, origin))
 }
 
 /// Spawns a `!Send` future on the current event loop (tokio's `task::spawn_local`).
@@ -168,12 +251,12 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    spawn_local_with_id(move |_| future)
+    spawn_local_with_id(move |_| future, Origin::caller())
 }
 
 /// `spawn_local` for a future that needs its own task id.
 #[track_caller]
-pub(crate) fn spawn_local_with_id<M, F>(make: M) -> JoinHandle<F::Output>
+pub(crate) fn spawn_local_with_id<M, F>(make: M, origin: Origin) -> JoinHandle<F::Output>
 where
     M: FnOnce(Id) -> F,
     F: Future + 'static,
@@ -182,12 +265,14 @@ where
     let id = Id::next();
     // Inside a `LocalSet` (being driven or entered), the task joins the set, as on
     // tokio: awaiting the set waits for it too. Else it joins this thread's loop.
-    let future = match spawn_in_current_set(make(id), id) {
+    let (future, origin) = match spawn_in_current_set(make(id), id, origin) {
         Ok(handle) => return handle,
         Err(future) => future,
     };
     if let Some(current) = EventLoopHandle::current() {
-        return match current.spawn_local_with_id(id.as_u64(), identify(future, id)) {
+        #[cfg(tokio_unstable)]
+        let origin = origin.register(id, runtime_of(&current).as_deref(), true);
+        return match current.spawn_local_with_id(id.as_u64(), identify(future, id, origin)) {
             Ok(task) => JoinHandle::new(task),
             Err(SpawnLocalError::Shutdown) => JoinHandle::rejected(id),
             Err(e) => panic!("{e}"),
@@ -199,9 +284,9 @@ where
         Some((_, owner)) if owner != std::thread::current().id() => {
             panic!("Local tasks can only be spawned on a LocalRuntime from the thread the runtime was created on")
         }
-        Some((runtime, _)) => match spawn_in_runtime_set(runtime, future, id) {
+        Some((runtime, _)) => match spawn_in_runtime_set(runtime, future, id, origin) {
             Ok(handle) => return handle,
-            Err(future) => future,
+            Err((future, _)) => future,
         },
         None => future,
     };
@@ -242,7 +327,8 @@ where
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {
-    with_pinned_loop(|event_loop| spawn_pinned_on(event_loop, make))
+    let origin = Origin::caller();
+    with_pinned_loop(|event_loop| spawn_pinned_at(event_loop, make, origin))
 }
 
 /// [`spawn_pinned`] on a chosen loop: `make` runs there and builds the `!Send`
@@ -263,15 +349,29 @@ where
 /// assert_eq!(rt.block_on(task).unwrap(), (1, Some(0)));
 /// # Ok::<(), std::io::Error>(())
 /// ```
+#[cfg_attr(tokio_unstable, track_caller)]
 pub fn spawn_pinned_on<M, Fut>(event_loop: &EventLoopHandle, make: M) -> JoinHandle<Fut::Output>
 where
     M: FnOnce() -> Fut + Send + 'static,
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {
+    spawn_pinned_at(event_loop, make, Origin::caller())
+}
+
+/// [`spawn_pinned_on`], from a spawn at `origin`.
+#[inline]
+fn spawn_pinned_at<M, Fut>(event_loop: &EventLoopHandle, make: M, origin: Origin) -> JoinHandle<Fut::Output>
+where
+    M: FnOnce() -> Fut + Send + 'static,
+    Fut: Future + 'static,
+    Fut::Output: Send + 'static,
+{
     let id = Id::next();
+    #[cfg(tokio_unstable)]
+    let origin = origin.register(id, runtime_of(event_loop).as_deref(), true);
     joined(
-        event_loop.spawn_pinned_with_id(id.as_u64(), move || identify(make(), id)),
+        event_loop.spawn_pinned_with_id(id.as_u64(), move || identify(make(), id, origin)),
         id,
     )
 }
@@ -303,6 +403,9 @@ where
 pub async fn yield_now() {
     let mut yielded = false;
     std::future::poll_fn(|cx| {
+        // A leaf of a task trace (tokio_unstable).
+        #[cfg(tokio_unstable)]
+        std::task::ready!(netloop_reactor::trace::trace_leaf(cx));
         if yielded {
             std::task::Poll::Ready(())
         } else {

@@ -258,8 +258,18 @@ impl Sleep {
                 Poll::Pending
             }
             TimerRegistration::Due => self.complete(),
+            // With tokio_unstable's alternative timer, a timer of a runtime that shut
+            // down completes, as tokio's alternative timer fires them all at shutdown.
+            #[cfg(tokio_unstable)]
+            TimerRegistration::Shutdown if self.event_loop.timers_complete_at_shutdown() => self.complete(),
             TimerRegistration::Shutdown => panic!("{RUNTIME_SHUTTING_DOWN}"),
             // Its runtime has shut down: no loop would take the store over.
+            #[cfg(tokio_unstable)]
+            TimerRegistration::NotOnLoop
+                if self.event_loop.is_shutdown() && self.event_loop.timers_complete_at_shutdown() =>
+            {
+                self.complete()
+            }
             TimerRegistration::NotOnLoop if self.event_loop.is_shutdown() => panic!("{RUNTIME_SHUTTING_DOWN}"),
             TimerRegistration::NotOnLoop => match parked::register(self.deadline.into_std(), cx.waker()) {
                 Some(key) => {
@@ -286,6 +296,8 @@ impl Sleep {
             .schedule_wake(self.deadline.into_std(), Waker::from(fire.clone()))
         {
             Ok(entry) => self.registered = Some(Registration::Shared(Registered { fire, entry })),
+            #[cfg(tokio_unstable)]
+            Err(e) if e.is_shutdown() && self.event_loop.timers_complete_at_shutdown() => return self.complete(),
             // No loop will ever fire this timer: fail loudly, with tokio's words.
             Err(e) if e.is_shutdown() => panic!("{RUNTIME_SHUTTING_DOWN}"),
             // A full inbox: retry on the next poll.
@@ -304,6 +316,10 @@ impl Sleep {
         }
         // Its loop ended before the timer fired: it never will.
         if self.event_loop.is_terminated() {
+            #[cfg(tokio_unstable)]
+            if self.event_loop.timers_complete_at_shutdown() {
+                return self.complete();
+            }
             panic!("{RUNTIME_SHUTTING_DOWN}");
         }
         let mut slot = lock(&r.fire.waker);

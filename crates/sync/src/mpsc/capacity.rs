@@ -264,6 +264,9 @@ impl<'a> AcquireFut<'a> {
     }
 
     pub(crate) fn poll_acquire(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Closed>> {
+        // A task trace stops here, before any permit is taken (tokio_unstable).
+        #[cfg(tokio_unstable)]
+        std::task::ready!(netloop_reactor::trace::trace_leaf(cx));
         match self.step {
             Step::Start => match self.cap.try_acquire(self.n) {
                 Ok(()) => self.step = Step::Holding,
