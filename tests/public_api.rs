@@ -108,3 +108,14 @@ async fn file_create_new_takes_a_type_parameter() {
     assert_eq!(again.unwrap_err().kind(), ErrorKind::AlreadyExists);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `LocalSet::id`: unique among sets and runtimes, as tokio's (one counter for both).
+#[test]
+fn local_set_ids_are_unique_among_sets_and_runtimes() {
+    let rt = netloop::runtime::Builder::new_current_thread().build().unwrap();
+    let (a, b) = (netloop::task::LocalSet::new(), netloop::task::LocalSet::new());
+    assert_ne!(a.id(), b.id());
+    assert_ne!(a.id(), rt.handle().id());
+    assert_ne!(b.id(), rt.handle().id());
+    assert_eq!(a.id(), a.id(), "an id does not change");
+}

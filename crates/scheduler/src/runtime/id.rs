@@ -23,6 +23,12 @@ impl Id {
     pub(crate) fn from_group(group: usize) -> Id {
         Id(NonZeroU64::new(group as u64).expect("group numbers start at 1"))
     }
+
+    /// A fresh id from the counter runtimes take theirs from, for what tokio numbers
+    /// in the same space (a `LocalSet`): it never equals a runtime's.
+    pub(crate) fn fresh() -> Id {
+        Id::from_group(crate::group::next_group_number())
+    }
 }
 
 impl fmt::Display for Id {

@@ -235,6 +235,8 @@ impl fmt::Debug for LocalEnterGuard {
 /// ```
 pub struct LocalSet {
     local: Rc<SetLocal>,
+    /// tokio's `LocalSet::id`: from the counter runtimes' ids come from.
+    id: crate::runtime::Id,
 }
 
 impl fmt::Debug for LocalSet {
@@ -347,6 +349,18 @@ where
 }
 
 impl LocalSet {
+    /// The set's id, unique among the sets and runtimes of the process (tokio's
+    /// `LocalSet::id`): for telling sets apart in logs and metrics.
+    ///
+    /// ```
+    /// let a = netloop_scheduler::task::LocalSet::new();
+    /// let b = netloop_scheduler::task::LocalSet::new();
+    /// assert_ne!(a.id(), b.id());
+    /// ```
+    pub fn id(&self) -> crate::runtime::Id {
+        self.id
+    }
+
     /// An empty set, owned by this thread.
     pub fn new() -> LocalSet {
         LocalSet {
@@ -369,6 +383,7 @@ impl LocalSet {
                 #[cfg(tokio_unstable)]
                 shutdown_on_panic: Cell::new(None),
             }),
+            id: crate::runtime::Id::fresh(),
         }
     }
 
