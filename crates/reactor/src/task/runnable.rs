@@ -405,6 +405,26 @@ pub(super) unsafe fn queue_local<S: Schedule>(local: &S::Local, ptr: NonNull<Hea
     }
 }
 
+/// The task of `waker`, if it is one of the tasks of the executor whose local half is
+/// `local` (so this is the owner's thread): a task's waker, of scheduler type `S`, whose
+/// scheduler is `local`'s. The waker's reference keeps it alive while the caller
+/// borrows `waker`.
+#[inline]
+fn local_task<S: Schedule>(local: &S::Local, waker: &Waker) -> Option<NonNull<Header>> {
+    if !is_task_waker(waker) {
+        return None;
+    }
+    // SAFETY: the waker has `WAKER_VTABLE`.
+    let ptr = unsafe { from_waker_data(waker.data()) };
+    // SAFETY: the waker holds a reference for the whole call.
+    if !is_scheduled_by::<S>(unsafe { header(ptr) }) {
+        // A task of another executor type.
+        return None;
+    }
+    // SAFETY: the task's scheduler is an `S`.
+    unsafe { scheduler::<S>(ptr) }.is_local(local).then_some(ptr)
+}
+
 /// Defers the task of `waker` to its executor's next I/O poll, if it is one of
 /// `local`'s executor's tasks and is being polled right now (it yields, or spent its
 /// budget): when the poll ends, its turn goes to [`Schedule::defer_local`]. No
@@ -412,22 +432,12 @@ pub(super) unsafe fn queue_local<S: Schedule>(local: &S::Local, ptr: NonNull<Hea
 /// and a wake. False, doing nothing, for any other waker.
 #[inline]
 pub(crate) fn defer_in_place<S: Schedule>(local: &S::Local, waker: &Waker) -> bool {
-    if !is_task_waker(waker) {
+    let Some(ptr) = local_task::<S>(local, waker) else {
         return false;
-    }
-    // SAFETY: the waker has `WAKER_VTABLE`.
-    let ptr = unsafe { from_waker_data(waker.data()) };
-    // SAFETY: the waker holds a reference for the whole call.
-    let h = unsafe { header(ptr) };
-    if !is_scheduled_by::<S>(h) {
-        return false;
-    }
-    // SAFETY: the task's scheduler is an `S`.
-    if !unsafe { scheduler::<S>(ptr) }.is_local(local) {
-        return false;
-    }
-    // On the owner's thread (`local` is its local half): the local bits are ours.
-    state::defer_local(h)
+    };
+    // SAFETY: the waker's reference keeps the task alive; on the owner's thread (`local`
+    // is its local half), its local bits are this thread's.
+    state::defer_local(unsafe { header(ptr) })
 }
 
 /// Wakes by reference the task of `waker` if it is one of `local`'s loop's tasks,
@@ -436,21 +446,9 @@ pub(crate) fn defer_in_place<S: Schedule>(local: &S::Local, waker: &Waker) -> bo
 /// waker.
 #[inline]
 pub(crate) fn wake_in_place<S: Schedule>(local: &S::Local, waker: &Waker) -> bool {
-    if !is_task_waker(waker) {
+    let Some(ptr) = local_task::<S>(local, waker) else {
         return false;
-    }
-    // SAFETY: the waker has `WAKER_VTABLE`.
-    let ptr = unsafe { from_waker_data(waker.data()) };
-    // SAFETY: the waker holds a reference for the whole call.
-    let h = unsafe { header(ptr) };
-    if !is_scheduled_by::<S>(h) {
-        // A task of another executor type.
-        return false;
-    }
-    // SAFETY: the task's scheduler is an `S`.
-    if !unsafe { scheduler::<S>(ptr) }.is_local(local) {
-        return false;
-    }
+    };
     // SAFETY: the waker's reference; the scheduler is an `S` whose local half is
     // `local`, which exists only on the owner's thread.
     unsafe { queue_local::<S>(local, ptr) };

@@ -475,16 +475,7 @@ impl LocalSet {
         }
         // As the set's drop closes them: queued ones, then waiting ones, until none is
         // left (a closing task's destructor may wake another).
-        loop {
-            let queued = local.queue.borrow_mut().pop_front();
-            match queued {
-                // SAFETY: `local` is this set's local half, on its thread.
-                Some(runnable) => unsafe { runnable.cancel(local) },
-                None if local.tasks.is_empty() => break,
-                // SAFETY: as above; nothing of the set is polled meanwhile.
-                None => unsafe { local.tasks.cancel_all::<SetHandle>(local) },
-            }
-        }
+        close_all(local);
         panic!("{message}");
     }
 
@@ -557,6 +548,23 @@ impl Future for LocalSet {
     }
 }
 
+/// Closes every task of the set, on its thread: queued ones, then waiting ones, until
+/// none is left (a closing task's destructor may wake or queue another, which a later
+/// round closes). Each is closed with the set's local half named, whatever the
+/// destructors do to this thread's context.
+fn close_all(local: &SetLocal) {
+    loop {
+        let queued = local.queue.borrow_mut().pop_front();
+        match queued {
+            // SAFETY: `local` is this set's local half, on its thread.
+            Some(runnable) => unsafe { runnable.cancel(local) },
+            None if local.tasks.is_empty() => break,
+            // SAFETY: as above; nothing of the set is polled meanwhile.
+            None => unsafe { local.tasks.cancel_all::<SetHandle>(local) },
+        }
+    }
+}
+
 impl Drop for LocalSet {
     fn drop(&mut self) {
         // Entered (if this thread's context still exists: a `LocalSet` kept in a
@@ -575,21 +583,8 @@ impl Drop for LocalSet {
             (remote.queue.take(), remote.driver.take())
         };
         drop((queue, driver));
-        // Close every queued task here, on the set's thread, then every waiting one,
-        // until none is left: a task woken on this thread meanwhile (by a closing
-        // task's destructor) is queued, and closed by a later round. Each is closed with
-        // the set's local half named, whatever the destructors do to this thread's
-        // context.
-        loop {
-            let queued = local.queue.borrow_mut().pop_front();
-            match queued {
-                // SAFETY: `local` is this set's local half, on its thread.
-                Some(runnable) => unsafe { runnable.cancel(local) },
-                None if local.tasks.is_empty() => break,
-                // SAFETY: as above; nothing of the set is polled meanwhile.
-                None => unsafe { local.tasks.cancel_all::<SetHandle>(local) },
-            }
-        }
+        // Every task is closed here, on the set's thread, outside any wake.
+        close_all(local);
         local.closed.set(true);
     }
 }
