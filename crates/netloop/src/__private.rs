@@ -1,7 +1,6 @@
 //! Support for the macros; not a public API.
 
 #[cfg(not(tokio_unstable))]
-use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -21,37 +20,10 @@ pub fn poll_budget_available(cx: &mut Context<'_>) -> Poll<()> {
     }
 }
 
-/// A uniform random number in `0..n` from a per-thread xorshift (branch order of
-/// `select!` and `join!`). Under `--cfg tokio_unstable` the scheduler's, which a
-/// runtime built with `Builder::rng_seed` seeds.
-#[cfg(tokio_unstable)]
-pub fn thread_rng_n(n: u32) -> u32 {
-    netloop_scheduler::runtime::thread_rng_n(n)
-}
-
-/// A uniform random number in `0..n` from a per-thread xorshift (branch order of
-/// `select!` and `join!`).
-#[cfg(not(tokio_unstable))]
-pub fn thread_rng_n(n: u32) -> u32 {
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new({
-            // Seed from the thread-local's address and the clock: distinct per thread.
-            let addr = &() as *const () as u64;
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos() as u64);
-            (addr ^ nanos.rotate_left(32)) | 1
-        });
-    }
-    STATE.with(|s| {
-        let mut x = s.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s.set(x);
-        (((x >> 32) * u64::from(n)) >> 32) as u32
-    })
-}
+/// A uniform random number in `0..n` from this thread's generator (branch order of
+/// `select!` and `join!`); a runtime built with `Builder::rng_seed` (under
+/// `tokio_unstable`) seeds it.
+pub use netloop_scheduler::runtime::thread_rng_n;
 
 pin_project_lite::pin_project! {
     /// A future and then its output, for `join!`.

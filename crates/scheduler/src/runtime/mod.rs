@@ -26,7 +26,6 @@ pub(crate) mod hooks;
 mod id;
 mod local;
 mod metrics;
-#[cfg(tokio_unstable)]
 mod rng;
 #[cfg(tokio_unstable)]
 pub(crate) mod unstable;
@@ -59,9 +58,8 @@ pub use histogram::{
 pub use hooks::TaskMeta;
 #[cfg(tokio_unstable)]
 pub use rng::RngSeed;
-/// `select!`'s random numbers, from this thread's generator (seeded per runtime by
-/// `Builder::rng_seed`).
-#[cfg(tokio_unstable)]
+/// `select!`'s and `join!`'s random numbers, from this thread's generator (seeded per
+/// runtime by `Builder::rng_seed` under `tokio_unstable`).
 #[doc(hidden)]
 pub use rng::thread_rng_n;
 #[cfg(tokio_unstable)]

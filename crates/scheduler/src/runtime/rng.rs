@@ -1,11 +1,14 @@
-//! tokio's unstable `RngSeed` and `Builder::rng_seed`: the random numbers of `select!`
-//! (which branch it polls first) made repeatable per runtime.
+//! The random numbers of `select!` and `join!` (which branch they poll first), and
+//! tokio's unstable `RngSeed` and `Builder::rng_seed`, which make them repeatable per
+//! runtime (the seeding exists only under `tokio_unstable`).
 //!
 //! Every thread keeps its own generator ([`thread_rng_n`]). A runtime built with a
 //! seed hands each thread that starts driving it (a loop's thread when it starts, the
 //! caller of `block_on`) the next seed of its own sequence, so two runtimes built with
 //! the same seed, driven the same way, draw the same numbers. Without a seed a
 //! runtime leaves the threads' generators alone.
+
+#![cfg_attr(not(tokio_unstable), allow(dead_code))]
 
 use std::cell::Cell;
 use std::hash::Hasher;

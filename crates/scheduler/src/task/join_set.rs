@@ -52,6 +52,15 @@ impl Drop for OnDone {
     }
 }
 
+/// `future`, reporting to the set when it is dropped (finished, cancelled or closed).
+fn reporting_done<F: Future>(finished: FinishedRef, id: Id, future: F) -> impl Future<Output = F::Output> {
+    let done = OnDone { finished, id };
+    async move {
+        let _done = done;
+        future.await
+    }
+}
+
 /// A set of tasks of one output type, joined as they finish (tokio's `JoinSet`).
 ///
 /// Joining costs O(1) per finished task: each task reports its own completion, so the
@@ -290,14 +299,7 @@ impl<T: Send + 'static> JoinSet<T> {
     where
         F: Future<Output = T> + Send + 'static,
     {
-        let done = OnDone {
-            finished: self.finished.clone(),
-            id,
-        };
-        let future = async move {
-            let _done = done;
-            future.await
-        };
+        let future = reporting_done(self.finished.clone(), id, future);
         let handle = if movable {
             spawn_movable_with(event_loop, future, id, origin)
         } else {
@@ -361,16 +363,7 @@ impl<T: 'static> JoinSet<T> {
         F: Future<Output = T> + 'static,
     {
         let finished = self.finished.clone();
-        let handle = spawn_local_with_id(
-            move |id| {
-                let done = OnDone { finished, id };
-                async move {
-                    let _done = done;
-                    future.await
-                }
-            },
-            origin,
-        );
+        let handle = spawn_local_with_id(move |id| reporting_done(finished, id, future), origin);
         self.insert(handle)
     }
 
@@ -391,16 +384,7 @@ impl<T: 'static> JoinSet<T> {
         F: Future<Output = T> + 'static,
     {
         let finished = self.finished.clone();
-        let handle = local_set.spawn_local_with_id(
-            move |id| {
-                let done = OnDone { finished, id };
-                async move {
-                    let _done = done;
-                    future.await
-                }
-            },
-            origin,
-        );
+        let handle = local_set.spawn_local_with_id(move |id| reporting_done(finished, id, future), origin);
         self.insert(handle)
     }
 }
