@@ -228,9 +228,9 @@ impl EventLoopBuilder {
 /// A hook run as the loop blocks or wakes (see [`EventLoopBuilder::on_park`]).
 #[cfg(tokio_unstable)]
 impl EventLoopBuilder {
-    /// Whether a timer whose loop has shut down completes when polled, instead of
-    /// failing (tokio_unstable only): what tokio's alternative timer does, which fires
-    /// every timer as its runtime shuts down. Read by the timers built on the loop
+    /// With `true`, a timer whose loop has shut down completes when polled; with
+    /// `false` (the default) it fails (tokio_unstable only). `true` is what tokio's
+    /// alternative timer does, which fires every timer as its runtime shuts down. Read by the timers built on the loop
     /// ([`EventLoopHandle::timers_complete_at_shutdown`](crate::EventLoopHandle::timers_complete_at_shutdown)).
     pub fn complete_timers_at_shutdown(&mut self, complete: bool) -> &mut Self {
         self.timers_complete_at_shutdown = complete;

@@ -525,8 +525,8 @@ impl EventLoopHandle {
         &self.shared.unstable
     }
 
-    /// Whether a timer of this loop completes when polled after the loop shut down,
-    /// instead of failing ([`EventLoopBuilder::complete_timers_at_shutdown`](crate::EventLoopBuilder::complete_timers_at_shutdown);
+    /// True if a timer of this loop completes when polled after the loop shut down,
+    /// false if it fails ([`EventLoopBuilder::complete_timers_at_shutdown`](crate::EventLoopBuilder::complete_timers_at_shutdown);
     /// tokio_unstable only).
     #[cfg(tokio_unstable)]
     pub fn timers_complete_at_shutdown(&self) -> bool {

@@ -223,9 +223,9 @@ impl Command {
         self.adopt(std)
     }
 
-    /// [`spawn`](Self::spawn) with a spawning function of the caller's instead of
-    /// `std::process::Command::spawn` (tokio's unstable `spawn_with`; on Windows, what
-    /// sets a child's process attributes). `with` gets the command as configured and
+    /// [`spawn`](Self::spawn), where the caller's function `with` starts the child in
+    /// place of `std::process::Command::spawn` (tokio's unstable `spawn_with`; on
+    /// Windows, what sets a child's process attributes). `with` gets the command as configured and
     /// returns the child, which the runtime then watches as `spawn`'s.
     ///
     /// # Panics

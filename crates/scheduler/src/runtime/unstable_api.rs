@@ -78,12 +78,12 @@ impl Builder {
         self
     }
 
-    /// tokio's unstable `disable_lifo_slot`: tokio then no longer runs a task's newest
-    /// spawn next on the same worker, so that another worker may steal it. On netloop a
-    /// task's spawns then start on another loop of the group (the next one after the
+    /// tokio's unstable `disable_lifo_slot`: on tokio a task's newest spawn is not run
+    /// next on its worker, so that another worker may steal it. On netloop, with it set,
+    /// a task's spawns start on another loop of the group (the next one after the
     /// spawner's): a hand-off that the receiving loop counts as a steal
-    /// (`RuntimeMetrics::worker_steal_count`), and a task that blocks its loop no longer
-    /// holds up the tasks it spawned. Spawns from outside a loop are placed as before.
+    /// (`RuntimeMetrics::worker_steal_count`), so a task that blocks its loop does not
+    /// hold up the tasks it spawned. Spawns from outside a loop are placed as without it.
     pub fn disable_lifo_slot(&mut self) -> &mut Self {
         self.unstable.disable_lifo_slot = true;
         self
