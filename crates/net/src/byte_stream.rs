@@ -13,47 +13,45 @@
 /// The inherent I/O methods of a byte stream. Expands inside `impl $Stream { .. }`.
 macro_rules! byte_stream_methods {
     ($Source:ty) => {
-        readiness_methods!();
+        readiness_methods!(stream);
 
-        /// An accepted stream, registered at its first use by the loop that uses it
-        /// (`fallback`, the listener's loop, if that use is off every loop), and taken as
-        /// readable and writable until an operation finds otherwise: a new connection's
-        /// first request is usually there already, so the first read tries the socket
-        /// before any event has arrived (as tokio's accepted streams do).
+        /// An accepted stream, on the loop that first uses it (`fallback`, the
+        /// listener's loop, if that use is off every loop): on that loop's ring if it
+        /// runs on io_uring, else registered for readiness there and taken as readable
+        /// and writable until an operation finds otherwise (a new connection's first
+        /// request is usually there already, so the first read tries the socket before
+        /// any event has arrived, as tokio's accepted streams do).
         pub(crate) fn new_deferred(stream: $Source, fallback: netloop_reactor::EventLoopHandle) -> Self {
             Self {
-                io: netloop_reactor::io::PollEvented::new_deferred(
-                    stream,
-                    mio::Interest::READABLE | mio::Interest::WRITABLE,
-                    fallback,
-                )
-                .assuming_ready(netloop_reactor::io::Ready::READABLE | netloop_reactor::io::Ready::WRITABLE),
+                io: netloop_reactor::io::StreamIo::accepted(stream, fallback),
             }
+        }
+
+        /// netloop: true while the stream reads and writes through its loop's io_uring
+        /// ring (an accepted stream first used on a loop that runs on io_uring); false
+        /// on readiness (epoll). See `docs/io-uring.md`.
+        pub fn is_on_ring(&self) -> bool {
+            self.io.is_on_ring()
         }
 
         /// Polls for read readiness (only the last task to poll is woken).
         pub fn poll_read_ready(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
-            self.io.poll_read_ready(cx).map_ok(drop)
+            self.io.poll_read_ready(cx)
         }
 
         /// Polls for write readiness (only the last task to poll is woken).
         pub fn poll_write_ready(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
-            self.io.poll_write_ready(cx).map_ok(drop)
+            self.io.poll_write_ready(cx)
         }
 
         /// Reads without waiting; `WouldBlock` if nothing is there.
         pub fn try_read(&self, buf: &mut [u8]) -> std::io::Result<usize> {
-            use std::io::Read;
-            self.io
-                .try_io(netloop_reactor::io::Direction::Read, |s| (&*s).read(buf))
+            self.io.try_read(buf)
         }
 
         /// Vectored `try_read` (one `readv`).
         pub fn try_read_vectored(&self, bufs: &mut [std::io::IoSliceMut<'_>]) -> std::io::Result<usize> {
-            use std::io::Read;
-            self.io.try_io(netloop_reactor::io::Direction::Read, |s| {
-                (&*s).read_vectored(bufs)
-            })
+            self.io.try_read_vectored(bufs)
         }
 
         /// Reads without waiting into the spare capacity of `buf` (at most 16 KiB at a
@@ -68,17 +66,12 @@ macro_rules! byte_stream_methods {
 
         /// Writes without waiting; `WouldBlock` if the send buffer is full.
         pub fn try_write(&self, buf: &[u8]) -> std::io::Result<usize> {
-            use std::io::Write;
-            self.io
-                .try_io(netloop_reactor::io::Direction::Write, |s| (&*s).write(buf))
+            self.io.try_write(buf)
         }
 
         /// Vectored `try_write` (one `writev`).
         pub fn try_write_vectored(&self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-            use std::io::Write;
-            self.io.try_io(netloop_reactor::io::Direction::Write, |s| {
-                (&*s).write_vectored(bufs)
-            })
+            self.io.try_write_vectored(bufs)
         }
 
         /// Takes the socket's pending error (`SO_ERROR`), if any.
@@ -91,17 +84,7 @@ macro_rules! byte_stream_methods {
             cx: &mut std::task::Context<'_>,
             buf: &mut netloop_io::ReadBuf<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
-            use std::io::Read;
-            let n = std::task::ready!(
-                self.io
-                    .poll_io_draining(cx, netloop_reactor::io::Direction::Read, |s| {
-                        let unfilled = buf.initialize_unfilled();
-                        let len = unfilled.len();
-                        // A short read means the socket is drained: its readiness is forgotten
-                        // now rather than after a read that would block.
-                        (&*s).read(unfilled).map(|n| (n, n > 0 && n < len))
-                    })
-            )?;
+            let n = std::task::ready!(self.io.poll_read(cx, buf.initialize_unfilled()))?;
             buf.advance(n);
             std::task::Poll::Ready(Ok(()))
         }
@@ -111,8 +94,7 @@ macro_rules! byte_stream_methods {
             cx: &mut std::task::Context<'_>,
             buf: &[u8],
         ) -> std::task::Poll<std::io::Result<usize>> {
-            use std::io::Write;
-            self.poll_write_with(cx, Some(buf.len()), |s| (&*s).write(buf))
+            self.io.poll_write(cx, buf)
         }
 
         pub(crate) fn poll_write_vectored_priv(
@@ -120,27 +102,27 @@ macro_rules! byte_stream_methods {
             cx: &mut std::task::Context<'_>,
             bufs: &[std::io::IoSlice<'_>],
         ) -> std::task::Poll<std::io::Result<usize>> {
-            use std::io::Write;
-            // No short-write shortcut here: `writev` takes at most IOV_MAX slices, so a
-            // short vectored write does not mean the send buffer is full.
-            self.poll_write_with(cx, None, |s| (&*s).write_vectored(bufs))
+            self.io.poll_write_vectored(cx, bufs)
         }
 
-        fn poll_write_with(
+        pub(crate) fn poll_flush_priv(&self, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+            self.io.poll_flush(cx)
+        }
+
+        /// Shuts the write direction (on io_uring, after the bytes already accepted).
+        pub(crate) fn poll_shutdown_priv(
             &self,
             cx: &mut std::task::Context<'_>,
-            short_write_means_full: Option<usize>,
-            mut op: impl FnMut(&$Source) -> std::io::Result<usize>,
-        ) -> std::task::Poll<std::io::Result<usize>> {
-            self.io
-                .poll_io_draining(cx, netloop_reactor::io::Direction::Write, |s| {
-                    // A short plain write means the send buffer is full.
-                    op(s).map(|n| (n, short_write_means_full.is_some_and(|len| n > 0 && n < len)))
-                })
+        ) -> std::task::Poll<std::io::Result<()>> {
+            self.io.poll_shutdown(cx, |s| Self::shutdown_source(s))
         }
 
         pub(crate) fn shutdown_write(&self) -> std::io::Result<()> {
-            match self.io.get_ref().shutdown(std::net::Shutdown::Write) {
+            self.io.shutdown_write(|s| Self::shutdown_source(s))
+        }
+
+        fn shutdown_source(s: &$Source) -> std::io::Result<()> {
+            match s.shutdown(std::net::Shutdown::Write) {
                 // Already closed by the peer: nothing left to shut.
                 Err(e) if e.kind() == std::io::ErrorKind::NotConnected => Ok(()),
                 r => r,
@@ -186,16 +168,16 @@ macro_rules! byte_stream_traits {
 
             fn poll_flush(
                 self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
+                cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(Ok(()))
+                self.poll_flush_priv(cx)
             }
 
             fn poll_close(
                 self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
+                cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(self.shutdown_write())
+                self.poll_shutdown_priv(cx)
             }
         }
 
@@ -419,17 +401,17 @@ macro_rules! byte_stream_io {
 
             fn poll_flush(
                 self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
+                cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(Ok(()))
+                self$(.$stream)?.poll_flush_priv(cx)
             }
 
             /// Shuts down the write direction: the peer reads EOF; reading still works.
             fn poll_shutdown(
                 self: std::pin::Pin<&mut Self>,
-                _cx: &mut std::task::Context<'_>,
+                cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<std::io::Result<()>> {
-                std::task::Poll::Ready(self$(.$stream)?.shutdown_write())
+                self$(.$stream)?.poll_shutdown_priv(cx)
             }
         }
 

@@ -10,11 +10,7 @@
 /// Expands inside `impl $Socket { .. }`.
 macro_rules! readiness_methods {
     () => {
-        /// Waits for any of `interest` and returns everything of it that is ready.
-        /// Several tasks may wait at once; each is woken by the next event.
-        pub async fn ready(&self, interest: $crate::io::Interest) -> std::io::Result<$crate::io::Ready> {
-            $crate::registration::ready(&self.io, interest).await
-        }
+        readiness_methods!(@common);
 
         /// Waits until the socket is readable (may be spurious: a `try_` read may still
         /// say `WouldBlock`).
@@ -26,6 +22,38 @@ macro_rules! readiness_methods {
         pub async fn writable(&self) -> std::io::Result<()> {
             $crate::registration::ready_for(&self.io, netloop_reactor::io::Direction::Write).await
         }
+    };
+    // A byte stream's (`self.io` is a `StreamIo`): `readable` and `writable` follow the
+    // stream's driver; `ready`, `try_io` and `async_io` need readiness itself (a stream
+    // on io_uring leaves the ring for them).
+    (stream) => {
+        readiness_methods!(@common);
+
+        /// Waits until the socket is readable (may be spurious: a `try_` read may still
+        /// say `WouldBlock`).
+        pub async fn readable(&self) -> std::io::Result<()> {
+            if self.io.is_on_ring() {
+                std::future::poll_fn(|cx| self.io.poll_read_ready(cx)).await
+            } else {
+                $crate::registration::ready_for(self.io.evented(), netloop_reactor::io::Direction::Read).await
+            }
+        }
+
+        /// Waits until the socket is writable (may be spurious).
+        pub async fn writable(&self) -> std::io::Result<()> {
+            if self.io.is_on_ring() {
+                std::future::poll_fn(|cx| self.io.poll_write_ready(cx)).await
+            } else {
+                $crate::registration::ready_for(self.io.evented(), netloop_reactor::io::Direction::Write).await
+            }
+        }
+    };
+    (@common) => {
+        /// Waits for any of `interest` and returns everything of it that is ready.
+        /// Several tasks may wait at once; each is woken by the next event.
+        pub async fn ready(&self, interest: $crate::io::Interest) -> std::io::Result<$crate::io::Ready> {
+            $crate::registration::ready(self.io.evented(), interest).await
+        }
 
         /// Runs `f` once if the socket was last seen ready for `interest`; `WouldBlock`
         /// otherwise, or if `f` returns it (which clears the readiness).
@@ -34,7 +62,7 @@ macro_rules! readiness_methods {
             interest: $crate::io::Interest,
             f: impl FnOnce() -> std::io::Result<R>,
         ) -> std::io::Result<R> {
-            self.io.try_io(interest.direction(), |_| f())
+            self.io.evented().try_io(interest.direction(), |_| f())
         }
 
         /// Runs `f` whenever `interest` is ready, until it does not fail with
@@ -45,7 +73,7 @@ macro_rules! readiness_methods {
             interest: $crate::io::Interest,
             mut f: impl FnMut() -> std::io::Result<R>,
         ) -> std::io::Result<R> {
-            $crate::registration::io_shared(&self.io, interest.direction(), |_| f()).await
+            $crate::registration::io_shared(self.io.evented(), interest.direction(), |_| f()).await
         }
     };
 }
@@ -60,7 +88,8 @@ macro_rules! evented_socket {
             #[track_caller]
             pub(crate) fn new(socket: $Mio) -> std::io::Result<$Socket> {
                 Ok($Socket {
-                    io: $crate::registration::register(socket, $interest)?,
+                    // A stream's `StreamIo` from the registration, or the registration.
+                    io: $crate::registration::register(socket, $interest)?.into(),
                 })
             }
 

@@ -63,6 +63,66 @@ pub struct EventLoopBuilder {
     /// `complete_timers_at_shutdown` (tokio_unstable).
     #[cfg(tokio_unstable)]
     pub(crate) timers_complete_at_shutdown: bool,
+    /// The driver asked for; `None`: the `NETLOOP_IO_DRIVER` environment variable's.
+    pub(crate) io_driver: Option<IoDriver>,
+}
+
+/// The kernel interface a loop's I/O goes through.
+///
+/// `Epoll` is the default: readiness (`epoll_wait`), then a system call per read and
+/// per write. `IoUring` runs the loop on an io_uring instance: each turn's reads,
+/// writes and accepts go to the kernel in the one `io_uring_enter` that also waits,
+/// streams receive into a pool of provided buffers without a call per read, and
+/// listeners accept without a call per connection. Everything else (readiness of other
+/// sources, `AsyncFd`, UDP) stays on epoll, watched through the ring.
+///
+/// A loop asked for `IoUring` on a kernel that refuses it (no io_uring, a seccomp
+/// profile, `kernel.io_uring_disabled`) runs on epoll and logs one line saying why.
+/// `docs/io-uring.md` says when to choose it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum IoDriver {
+    /// Readiness through epoll (the default).
+    #[default]
+    Epoll,
+    /// Completions through io_uring, with epoll for what stays on readiness.
+    IoUring,
+}
+
+/// The environment variable that chooses the driver of every loop whose builder did
+/// not: `epoll` or `io_uring` (so that an unmodified application can switch).
+pub const IO_DRIVER_ENV: &str = "NETLOOP_IO_DRIVER";
+
+impl IoDriver {
+    /// The driver `NETLOOP_IO_DRIVER` names, `None` if it is unset; an unknown value
+    /// is reported once and ignored.
+    pub fn from_env() -> Option<IoDriver> {
+        let value = std::env::var(IO_DRIVER_ENV).ok()?;
+        match value.trim().to_ascii_lowercase().as_str() {
+            "epoll" | "" => Some(IoDriver::Epoll),
+            "io_uring" | "iouring" | "uring" => Some(IoDriver::IoUring),
+            other => {
+                static WARNED: std::sync::Once = std::sync::Once::new();
+                WARNED.call_once(|| {
+                    report(&format!(
+                        "{IO_DRIVER_ENV}={other:?} is not a driver (use `epoll` or `io_uring`); using epoll"
+                    ))
+                });
+                None
+            }
+        }
+    }
+}
+
+/// One line for the operator: through `tracing` if a subscriber is installed, else on
+/// standard error (a driver the operator chose by environment must not fall back
+/// silently).
+pub(crate) fn report(line: &str) {
+    if tracing::dispatcher::has_been_set() {
+        tracing::warn!(target: "netloop::reactor", "{line}");
+    } else {
+        eprintln!("netloop: {line}");
+    }
 }
 
 impl Default for EventLoopBuilder {
@@ -91,7 +151,20 @@ impl EventLoopBuilder {
             poll_times: None,
             #[cfg(tokio_unstable)]
             timers_complete_at_shutdown: false,
+            io_driver: None,
         }
+    }
+
+    /// Runs the loop's I/O on `driver` (see [`IoDriver`]), whatever
+    /// `NETLOOP_IO_DRIVER` says.
+    pub fn io_driver(&mut self, driver: IoDriver) -> &mut Self {
+        self.io_driver = Some(driver);
+        self
+    }
+
+    /// The driver asked for: the builder's, else the environment's, else epoll.
+    pub fn requested_io_driver(&self) -> IoDriver {
+        self.io_driver.or_else(IoDriver::from_env).unwrap_or_default()
     }
 
     /// Runs `hook` on the loop's thread each time the loop is about to block in

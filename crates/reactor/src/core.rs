@@ -21,6 +21,11 @@ use crate::task::TaskList;
 pub(crate) struct Core {
     pub(crate) shared: Arc<Shared>,
     pub(crate) local: Local,
+    /// The loop's io_uring side, when it runs on io_uring (`IoDriver::IoUring`):
+    /// borrowed like the selector, for one select, one pass over its completions, or
+    /// one submission. Declared before the selector: it drops first, draining its
+    /// operations while the epoll instance its poll names is still open.
+    pub(crate) ring: RefCell<Option<crate::completion::RingDriver>>,
     /// The loop's poller. Used by the thread that drives the loop, or by its stand-in
     /// while that thread blocks in place (`event_loop/stand_in.rs`); each borrow lasts
     /// one select or one pass over its events and runs no task code.
@@ -29,11 +34,50 @@ pub(crate) struct Core {
 
 impl Core {
     pub(crate) fn new(shared: Arc<Shared>, selector: Selector) -> Core {
+        Core::with_ring(shared, selector, None)
+    }
+
+    pub(crate) fn with_ring(
+        shared: Arc<Shared>,
+        selector: Selector,
+        ring: Option<crate::completion::RingDriver>,
+    ) -> Core {
         Core {
             shared,
             local: Local::new(),
+            ring: RefCell::new(ring),
             selector: RefCell::new(selector),
         }
+    }
+
+    /// Netty's `select`: on epoll, `epoll_wait`; on io_uring, one `io_uring_enter` that
+    /// submits the turn's operations and waits (see `Selector::select_ring`). Blocks up
+    /// to `timeout` (`None`: until woken; zero: not at all).
+    pub(crate) fn select(&self, timeout: Option<std::time::Duration>) -> std::io::Result<()> {
+        let mut ring = self.ring.borrow_mut();
+        let mut selector = self.selector.borrow_mut();
+        match ring.as_mut() {
+            Some(driver) => {
+                let driver = &mut *driver;
+                let mut out = std::mem::take(&mut driver.completions);
+                let r = selector.select_ring(&mut driver.ring, timeout, &mut out);
+                driver.completions = out;
+                r
+            }
+            None => selector.select(timeout),
+        }
+    }
+
+    /// True if the last select found readiness events or completions.
+    pub(crate) fn has_io(&self) -> bool {
+        !self.selector.borrow().events().is_empty()
+            || self.ring.borrow().as_ref().is_some_and(|r| !r.completions.is_empty())
+    }
+
+    /// Forgets the last select's events (an iteration that skipped its I/O step);
+    /// completions are never forgotten: each may own memory or a connection.
+    pub(crate) fn clear_events(&self) {
+        self.selector.borrow_mut().clear();
     }
 
     /// The termination sweep: queues every live task, then drops every queued

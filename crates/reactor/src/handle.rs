@@ -105,6 +105,16 @@ impl EventLoopHandle {
         self.state() == LoopState::Terminated
     }
 
+    /// The driver this loop's I/O runs on: [`IoDriver::IoUring`](crate::IoDriver) only
+    /// if it was asked for and the kernel allowed it.
+    pub fn io_driver(&self) -> crate::IoDriver {
+        if self.shared.on_ring.load(std::sync::atomic::Ordering::Relaxed) {
+            crate::IoDriver::IoUring
+        } else {
+            crate::IoDriver::Epoll
+        }
+    }
+
     /// Runs `f` on the loop, waking it if it is blocked.
     ///
     /// Rejected (with `f` handed back) after shutdown or when a bounded inbox is full.

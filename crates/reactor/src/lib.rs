@@ -76,6 +76,7 @@
 
 mod block_cache;
 mod clock;
+mod completion;
 mod config;
 mod context;
 pub mod coop;
@@ -112,7 +113,7 @@ mod wheel;
 pub use clock::{Clock, ClockError};
 pub use config::{
     BuildError, DEFAULT_EVENTS_CAPACITY, DEFAULT_HOG_THRESHOLD, DEFAULT_IDLE_SPIN, DEFAULT_IO_RATIO,
-    DEFAULT_QUIET_PERIOD, DEFAULT_SHUTDOWN_TIMEOUT, EventLoopBuilder, MAX_IDLE_SPIN,
+    DEFAULT_QUIET_PERIOD, DEFAULT_SHUTDOWN_TIMEOUT, EventLoopBuilder, IO_DRIVER_ENV, IoDriver, MAX_IDLE_SPIN,
 };
 pub use context::{in_block_on, may_block, outside_loop, set_in_block_on};
 pub use defer::defer;

@@ -67,6 +67,9 @@ pub(crate) struct Shared {
     /// What the loop counts for tokio's unstable worker metrics.
     #[cfg(tokio_unstable)]
     pub(crate) unstable: crate::unstable::UnstableMetrics,
+    /// True if the loop runs on io_uring (its `Core` has a ring): its streams and
+    /// listeners take the completion path.
+    pub(crate) on_ring: AtomicBool,
 }
 
 // The hooks (`starter`, `on_task_panic`) are boxed closures, which are not unwind-safe
@@ -112,6 +115,7 @@ impl Shared {
             peers: OnceLock::new(),
             #[cfg(tokio_unstable)]
             unstable,
+            on_ring: AtomicBool::new(false),
         }
     }
 

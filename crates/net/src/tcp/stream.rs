@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bytes::BufMut;
 use netloop_io::ReadBuf;
-use netloop_reactor::io::{Direction, PollEvented};
+use netloop_reactor::io::Direction;
 
 use crate::addr::{ToSocketAddrs, try_each_addr};
 use crate::registration::{io_shared, poll_read_into};
@@ -47,7 +47,7 @@ use crate::registration::{io_shared, poll_read_into};
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct TcpStream {
-    pub(crate) io: PollEvented<mio::net::TcpStream>,
+    pub(crate) io: netloop_reactor::io::StreamIo<mio::net::TcpStream>,
 }
 
 impl TcpStream {
@@ -127,13 +127,21 @@ impl TcpStream {
 
     /// Receives data without removing it from the queue.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        io_shared(&self.io, Direction::Read, |s| s.peek(buf)).await
+        if self.io.is_on_ring() {
+            return poll_fn(|cx| self.io.poll_peek(cx, buf, |s, b| s.peek(b))).await;
+        }
+        io_shared(self.io.evented(), Direction::Read, |s| s.peek(buf)).await
     }
 
     /// Polls to receive data without removing it from the queue: on `Ready(Ok(n))`,
     /// `n` bytes were appended to `buf`'s filled part (0 at EOF or with no room).
     pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<usize>> {
-        poll_read_into(&self.io, cx, buf, |s, b| s.peek(b).map(|n| (n, n)))
+        if self.io.is_on_ring() {
+            let n = std::task::ready!(self.io.poll_peek(cx, buf.initialize_unfilled(), |s, b| s.peek(b)))?;
+            buf.advance(n);
+            return Poll::Ready(Ok(n));
+        }
+        poll_read_into(self.io.evented(), cx, buf, |s, b| s.peek(b).map(|n| (n, n)))
     }
 
     /// Sets `SO_LINGER` to zero: closing the stream then resets the connection (the

@@ -4,7 +4,7 @@ use std::future::poll_fn;
 use std::io;
 use std::path::Path;
 
-use netloop_reactor::io::{PollEvented, Ready};
+use netloop_reactor::io::Ready;
 
 use super::{SocketAddr, UCred};
 
@@ -31,7 +31,7 @@ use super::{SocketAddr, UCred};
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct UnixStream {
-    pub(crate) io: PollEvented<mio::net::UnixStream>,
+    pub(crate) io: netloop_reactor::io::StreamIo<mio::net::UnixStream>,
 }
 
 impl UnixStream {
@@ -77,7 +77,7 @@ impl UnixStream {
         let (a, b) = (UnixStream::new(a)?, UnixStream::new(b)?);
         // Fresh buffers: writable at once, readable only once the peer writes.
         for end in [&a, &b] {
-            end.io.registration()?.assume_ready(Ready::WRITABLE);
+            end.io.evented().registration()?.assume_ready(Ready::WRITABLE);
         }
         Ok((a, b))
     }

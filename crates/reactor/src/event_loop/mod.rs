@@ -113,8 +113,24 @@ impl EventLoop {
             #[cfg(tokio_unstable)]
             crate::unstable::UnstableMetrics::new(b.poll_times.as_ref(), b.timers_complete_at_shutdown),
         ));
+        let ring = match b.requested_io_driver() {
+            crate::config::IoDriver::IoUring => match crate::completion::RingDriver::new() {
+                Ok(ring) => Some(ring),
+                Err(e) => {
+                    static REPORTED: std::sync::Once = std::sync::Once::new();
+                    REPORTED.call_once(|| {
+                        crate::config::report(&format!("io_uring is unavailable ({e}); the loops run on epoll"))
+                    });
+                    None
+                }
+            },
+            _ => None,
+        };
+        shared
+            .on_ring
+            .store(ring.is_some(), std::sync::atomic::Ordering::Relaxed);
         Ok(EventLoop {
-            core: Box::new(Core::new(shared, selector)),
+            core: Box::new(Core::with_ring(shared, selector, ring)),
             driver: Driver {
                 io_ratio: u64::from(b.io_ratio),
                 counters: LoopCounters::default(),

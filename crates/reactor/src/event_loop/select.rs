@@ -47,7 +47,7 @@ impl Driver {
             peers.set_idle(*me, true);
         }
         let polled = if has_tasks {
-            Some(core.selector.borrow_mut().select(Some(Duration::ZERO)))
+            Some(core.select(Some(Duration::ZERO)))
         } else if let Some(polled) = self.spin_for_work(core, wait_until, extra_ready) {
             Some(polled)
         } else {
@@ -86,8 +86,8 @@ impl Driver {
         } else if shared.clock.is_paused() && next_timer.is_some() && shared.clock.may_auto_advance() {
             // Paused time: look at I/O without waiting; if nothing happened, jump
             // to the next timer (tokio's auto-advance).
-            let polled = core.selector.borrow_mut().select(Some(Duration::ZERO));
-            if core.selector.borrow().events().is_empty() && !self.has_tasks(core, extra_ready) {
+            let polled = core.select(Some(Duration::ZERO));
+            if !core.has_io() && !self.has_tasks(core, extra_ready) {
                 shared.clock.advance_to(next_timer.unwrap_or(NONE));
             }
             Some(polled)
@@ -101,11 +101,11 @@ impl Driver {
     /// (design §7), and leaves no events behind.
     fn after_select(&mut self, core: &Core, polled: Option<std::io::Result<()>>) {
         match polled {
-            None => core.selector.borrow_mut().clear(),
+            None => core.clear_events(),
             Some(Ok(())) => {}
-            Some(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => core.selector.borrow_mut().clear(),
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => core.clear_events(),
             Some(Err(e)) => {
-                core.selector.borrow_mut().clear();
+                core.clear_events();
                 tracing::error!(target: "netloop::reactor", loop_id = core.shared.id, error = %e,
                     "Poll::poll failed; backing off for 1 s");
                 thread::sleep(POLL_ERROR_BACKOFF);
@@ -134,7 +134,7 @@ impl Driver {
                 timeout = Some(Duration::ZERO);
             }
         }
-        let polled = core.selector.borrow_mut().select(timeout);
+        let polled = core.select(timeout);
         self.counters.unparks += 1;
         if let Some(hook) = &self.on_unpark {
             (hook.0)();
@@ -167,11 +167,10 @@ impl Driver {
         for round in 1u32.. {
             thread::yield_now();
             let found = if self.has_tasks(core, extra_ready) {
-                Some(core.selector.borrow_mut().select(Some(Duration::ZERO)))
+                Some(core.select(Some(Duration::ZERO)))
             } else if round % IO_CHECK_ROUNDS == 0 {
-                let mut selector = core.selector.borrow_mut();
-                let polled = selector.select(Some(Duration::ZERO));
-                (polled.is_err() || !selector.events().is_empty()).then_some(polled)
+                let polled = core.select(Some(Duration::ZERO));
+                (polled.is_err() || core.has_io()).then_some(polled)
             } else {
                 None
             };
@@ -249,12 +248,19 @@ pub(super) fn dispatch_events(core: &Core, wake_buf: &mut Vec<Waker>) -> IoPass 
         wakeups: 0,
         remote_wakes: 0,
     };
+    let in_place = |waker: &Waker| wake_in_place::<Arc<Shared>>(core, waker);
+    if let Some(driver) = core.ring.borrow_mut().as_mut()
+        && !driver.completions.is_empty()
     {
+        let (completions, remote) = driver.dispatch(&in_place, wake_buf);
+        pass.events += completions;
+        pass.remote_wakes += remote;
+    }
+    'events: {
         let mut selector = core.selector.borrow_mut();
         if selector.events().is_empty() {
-            return pass;
+            break 'events;
         }
-        let in_place = |waker: &Waker| wake_in_place::<Arc<Shared>>(core, waker);
         for event in selector.events().iter() {
             if event.token() == WAKER_TOKEN {
                 pass.wakeups += 1;

@@ -99,6 +99,16 @@ impl Driver {
     /// operation on a closed registration fails with the loop-shut-down error.
     pub(super) fn close_registrations(&mut self, core: &Core) {
         let mut wakers = std::mem::take(&mut self.wake_buf);
+        // Completion operations first: each is cancelled and its last completion
+        // awaited, so that no buffer or descriptor stays with the kernel and every
+        // waiting task hears that its socket's loop is gone.
+        if let Some(driver) = core.ring.borrow_mut().as_mut() {
+            let left = driver.drain(std::time::Duration::from_secs(5), &mut wakers);
+            if left > 0 {
+                tracing::error!(target: "netloop::reactor", loop_id = core.shared.id, left,
+                    "io_uring operations did not complete within 5 s of the loop's shutdown");
+            }
+        }
         for io in core.shared.io.close() {
             io.shutdown(&mut wakers);
         }

@@ -255,7 +255,7 @@ fn stand_in(core: &Core, handover: &Handover<Offer>) {
         };
         // As before every select of the loop: no event of an earlier one is left.
         core.shared.io.release_pending();
-        let polled = core.selector.borrow_mut().select(Some(wait));
+        let polled = core.select(Some(wait));
         match polled {
             Ok(()) => {
                 dispatch_events(core, &mut wake_buf);
@@ -263,7 +263,7 @@ fn stand_in(core: &Core, handover: &Handover<Offer>) {
             Err(_) => {
                 // Interrupted, or a failing poller: the loop's thread reports the
                 // latter once it is back. Meanwhile the stand-in waits as it would have.
-                core.selector.borrow_mut().clear();
+                core.clear_events();
                 thread::park_timeout(wait);
             }
         }

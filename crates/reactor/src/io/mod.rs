@@ -28,8 +28,11 @@ mod poll_evented;
 pub(crate) mod readiness;
 pub(crate) mod ready;
 pub(crate) mod registration_set;
+pub(crate) mod ring_socket;
+mod stream_io;
 
 pub use mio::Interest;
 pub use poll_evented::{PollEvented, Registration};
 pub use readiness::ReadyEvent;
 pub use ready::{Direction, Ready};
+pub use stream_io::StreamIo;

@@ -408,10 +408,38 @@ impl<S: Source> PollEvented<S> {
         Ok(self.registration.get_or_init(|| registration))
     }
 
+    /// Itself: the readiness view every socket type's `io` offers (a stream's
+    /// `StreamIo::evented` is the other).
+    #[inline]
+    pub fn evented(&self) -> &PollEvented<S> {
+        self
+    }
+
+    /// True once the source is registered with a loop's `Poll` (at construction, or at
+    /// a deferred source's first readiness use).
+    pub fn is_registered(&self) -> bool {
+        self.registration.get().is_some()
+    }
+
+    /// The loop a deferred source falls back to when first used off every loop; `None`
+    /// for a source registered at construction.
+    pub(crate) fn deferred_fallback(&self) -> Option<&EventLoopHandle> {
+        self.deferred.as_ref().map(|d| &d.fallback)
+    }
+
     /// The loop this source is registered with; `None` while a deferred source has
     /// not been used (or its registration failed).
     pub fn registered_loop(&self) -> Option<EventLoopHandle> {
         self.registration.get().map(Registration::handle)
+    }
+
+    /// The source, taken out if it was never registered (then dropping `self` does
+    /// nothing); `None` if it is registered.
+    pub(crate) fn take_unregistered_source(&mut self) -> Option<S> {
+        if self.registration.get().is_some() {
+            return None;
+        }
+        self.source.take()
     }
 
     /// Deregisters and returns the source.

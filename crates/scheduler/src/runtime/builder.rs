@@ -311,6 +311,28 @@ impl Builder {
         self
     }
 
+    /// netloop: the kernel interface every loop's I/O goes through: epoll (the
+    /// default) or io_uring, which falls back to epoll with one log line where the
+    /// kernel refuses it. Without this call the `NETLOOP_IO_DRIVER` environment
+    /// variable decides (`epoll` or `io_uring`), so that an unmodified application can
+    /// switch. See [`IoDriver`](netloop_reactor::IoDriver) and `docs/io-uring.md`.
+    ///
+    /// ```
+    /// use netloop_scheduler::runtime::Builder;
+    /// use netloop_reactor::IoDriver;
+    ///
+    /// let rt = Builder::new_multi_thread().io_driver(IoDriver::IoUring).enable_all().build()?;
+    /// rt.block_on(async {
+    ///     // Accepted streams on these loops read and write through io_uring (or epoll,
+    ///     // where the kernel refused it).
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn io_driver(&mut self, driver: netloop_reactor::IoDriver) -> &mut Self {
+        self.event_loop.io_driver(driver);
+        self
+    }
+
     /// netloop: bound on each loop's inbox (default unbounded, floor 16).
     pub fn max_pending_tasks(&mut self, n: usize) -> &mut Self {
         self.event_loop.max_pending_tasks(n);

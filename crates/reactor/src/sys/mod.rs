@@ -1,6 +1,8 @@
-//! The OS boundary: mio's `Poll`, its `Events` buffer, the eventfd `Waker`, and the
-//! clock busy time is read on. Nothing else in the crate calls into mio's polling,
-//! libc or CPU instructions directly.
+//! The OS boundary: mio's `Poll`, its `Events` buffer, the eventfd `Waker`, the
+//! io_uring ring ([`ring`]), and the clock busy time is read on. Nothing else in the
+//! crate calls into mio's polling, io_uring, libc or CPU instructions directly.
+
+pub(crate) mod ring;
 
 use std::io;
 use std::time::Duration;
@@ -20,6 +22,11 @@ pub(crate) struct Selector {
     busy_events: Option<Events>,
     /// True when the last `select` filled `busy_events`.
     last_busy: bool,
+    /// On io_uring: the epoll instance may hold events not taken yet (its poll on the
+    /// ring fired, or the last take filled the buffer).
+    epoll_pending: bool,
+    /// On io_uring: the ring's multishot poll of the epoll instance is armed.
+    epoll_polled: bool,
 }
 
 impl Selector {
@@ -37,6 +44,8 @@ impl Selector {
                     .filter(|&busy| busy < events_capacity)
                     .map(Events::with_capacity),
                 last_busy: false,
+                epoll_pending: false,
+                epoll_polled: false,
             },
             waker,
             registry,
@@ -56,6 +65,65 @@ impl Selector {
                 self.poll.poll(&mut self.events, timeout)
             }
         }
+    }
+
+    /// The select of a loop on io_uring: one `io_uring_enter` submits the turn's
+    /// operations and waits up to `timeout` for a completion. The epoll instance (every
+    /// readiness registration, and the loop's waker) is itself watched by a multishot
+    /// poll on the ring: only when that fires, or the last take of its events filled the
+    /// buffer, are its events taken (`epoll_wait` without blocking). Completions of
+    /// operations go to `out`.
+    pub(crate) fn select_ring(
+        &mut self,
+        ring: &mut ring::Ring,
+        timeout: Option<Duration>,
+        out: &mut Vec<ring::Completion>,
+    ) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        if !self.epoll_polled {
+            let entry = io_uring::opcode::PollAdd::new(io_uring::types::Fd(self.poll.as_raw_fd()), libc::POLLIN as u32)
+                .multi(true)
+                .build()
+                .user_data(crate::completion::EPOLL_POLL);
+            // SAFETY: the epoll instance lives as long as this selector, and the
+            // selector's owner drops the ring first (`Core`'s field order).
+            unsafe { ring.push(&entry)? };
+            self.epoll_polled = true;
+        }
+        let wait = if self.epoll_pending {
+            Some(Duration::ZERO)
+        } else {
+            timeout
+        };
+        ring.enter(wait)?;
+        let first = out.len();
+        ring.take_completions(out);
+        // The epoll poll's completions leave `out`; the others keep their order (a
+        // multishot receive's data comes in completion order).
+        let mut polled = self.epoll_polled;
+        let mut pending = self.epoll_pending;
+        let mut i = 0;
+        out.retain(|c| {
+            i += 1;
+            if i <= first || c.user_data != crate::completion::EPOLL_POLL {
+                return true;
+            }
+            pending = true;
+            polled = c.more();
+            false
+        });
+        self.epoll_polled = polled;
+        self.epoll_pending = pending;
+        if self.epoll_pending {
+            let cap = self.events.capacity();
+            self.last_busy = false;
+            self.poll.poll(&mut self.events, Some(Duration::ZERO))?;
+            self.epoll_pending = self.events.iter().count() >= cap;
+        } else {
+            self.events.clear();
+            self.last_busy = false;
+        }
+        Ok(())
     }
 
     /// The events the last `select` returned.

@@ -1,0 +1,259 @@
+//! The completion side of a loop on io_uring: the operations in flight, who owns the
+//! memory each names, and the dispatch of their completions.
+//!
+//! ```text
+//!   task (loop thread)            loop: select                 loop: process I/O
+//!   ───────────────────           ─────────────────────        ─────────────────────────
+//!   submit(target, entry, buf) ─▶ one io_uring_enter: the  ─▶  dispatch: each completion
+//!     op table: key → (target,      turn's entries go in,        finds its op by key,
+//!     buf the kernel reads)         completions come out         target.complete(..)
+//!                                                                (single-shot: the op and
+//!                                                                 its buffer leave the
+//!                                                                 table only now)
+//! ```
+//!
+//! Who owns what: an entry's `user_data` is its op's key. The op, and with it the
+//! target (`Arc`) and any buffer the kernel reads or writes, stays in the table until
+//! the operation's last completion (no `MORE` flag) arrives, however early the task
+//! that asked for it drops its stream. A target's descriptor therefore stays open while
+//! any entry naming it may still be submitted or run. On shutdown the loop cancels
+//! everything and waits for the last completion before the ring, the table and the
+//! buffer pool go ([`RingDriver::drain`]).
+//!
+//! This module knows nothing of streams: a target is any [`CompletionTarget`].
+
+use std::io;
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+use slab::Slab;
+
+pub(crate) use crate::sys::ring::Completion;
+use crate::sys::ring::{BufPool, Ring};
+
+/// `user_data` of the loop's own poll of its epoll instance.
+pub(crate) const EPOLL_POLL: u64 = u64::MAX;
+/// `user_data` of cancel requests, whose completions say nothing anyone waits for.
+pub(crate) const CANCEL: u64 = u64::MAX - 1;
+
+/// Submission-queue slots of each loop's ring.
+const RING_ENTRIES: u32 = 1024;
+/// Provided buffers per loop, and the size of each.
+const POOL_BUFFERS: u16 = 1024;
+const POOL_BUFFER_SIZE: usize = 4096;
+
+/// What an operation's completion goes to. Implemented by the io_uring sockets.
+pub(crate) trait CompletionTarget: Send + Sync {
+    /// One completion of an operation this target submitted. `buf` is the memory the
+    /// operation owned, given back with its last completion. `cx` submits follow-up
+    /// operations and wakes tasks.
+    fn complete(self: Arc<Self>, kind: OpKind, completion: Completion, buf: Option<Vec<u8>>, cx: &mut CompleteCx<'_>);
+}
+
+/// What an operation is, for its target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OpKind {
+    Recv,
+    Send,
+    Accept,
+}
+
+struct Op {
+    target: Arc<dyn CompletionTarget>,
+    kind: OpKind,
+    /// Memory the kernel reads (a send's bytes) until the last completion.
+    buf: Option<Vec<u8>>,
+}
+
+/// One loop's ring, its operations in flight and its provided buffers. Lives in the
+/// loop's `Core`; used on the thread that drives the loop.
+pub(crate) struct RingDriver {
+    pub(crate) ring: Ring,
+    ops: Slab<Op>,
+    pool: Arc<BufPool>,
+    /// Completions of the last select, for the I/O step.
+    pub(crate) completions: Vec<Completion>,
+    /// Set once the loop drains its ring: no operation may start any more.
+    closing: bool,
+}
+
+impl std::fmt::Debug for RingDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RingDriver")
+            .field("in_flight", &self.ops.len())
+            .finish()
+    }
+}
+
+/// A completion target's handle on the driver while it handles a completion.
+pub(crate) struct CompleteCx<'a> {
+    pub(crate) driver: &'a mut RingDriver,
+    /// Wakes a task of this loop in place; false if the waker is not one.
+    pub(crate) in_place: &'a dyn Fn(&Waker) -> bool,
+    /// Other wakers, woken once the driver is released.
+    pub(crate) wakers: &'a mut Vec<Waker>,
+    /// Wakes that crossed to another thread.
+    pub(crate) remote_wakes: u64,
+}
+
+impl CompleteCx<'_> {
+    /// Wakes `waker`: in place if it is one of this loop's tasks.
+    pub(crate) fn wake(&mut self, waker: Waker) {
+        if !(self.in_place)(&waker) {
+            self.remote_wakes += 1;
+            self.wakers.push(waker);
+        }
+    }
+}
+
+impl RingDriver {
+    /// A driver with a fresh ring and pool, or the kernel's reason for refusing one.
+    pub(crate) fn new() -> io::Result<RingDriver> {
+        let ring = Ring::new(RING_ENTRIES)?;
+        let pool = Arc::new(BufPool::new(POOL_BUFFERS, POOL_BUFFER_SIZE)?);
+        ring.register_pool(&pool)?;
+        Ok(RingDriver {
+            ring,
+            ops: Slab::with_capacity(256),
+            pool,
+            completions: Vec::with_capacity(256),
+            closing: false,
+        })
+    }
+
+    /// The provided-buffer pool, which completions' owners read and give buffers back to.
+    pub(crate) fn pool(&self) -> &Arc<BufPool> {
+        &self.pool
+    }
+
+    /// Queues `entry` for the next select's `io_uring_enter`, its completions to go to
+    /// `target`; `buf` (the memory `entry` points into, if any) stays with the
+    /// operation until its last completion. Returns the operation's key, for a cancel.
+    ///
+    /// # Safety
+    ///
+    /// Whatever `entry` names other than `buf`'s heap memory (the descriptor, the
+    /// buffer group) stays valid until the operation's last completion: `target` must
+    /// keep the descriptor open for as long as it is alive.
+    pub(crate) unsafe fn submit(
+        &mut self,
+        target: Arc<dyn CompletionTarget>,
+        kind: OpKind,
+        entry: io_uring::squeue::Entry,
+        buf: Option<Vec<u8>>,
+    ) -> io::Result<usize> {
+        if self.closing {
+            return Err(crate::error::LoopShutDown::io_error());
+        }
+        let slot = self.ops.vacant_entry();
+        let key = slot.key();
+        let entry = entry.user_data(key as u64);
+        // SAFETY: the op (with `buf` and `target`, which keeps the descriptor open)
+        // enters the table before the kernel can see the entry, and leaves it only at
+        // the last completion.
+        unsafe { self.ring.push(&entry)? };
+        slot.insert(Op { target, kind, buf });
+        Ok(key)
+    }
+
+    /// Asks the kernel to cancel operation `key` (its completion, `ECANCELED` or its
+    /// result if it won the race, still arrives).
+    pub(crate) fn cancel(&mut self, key: usize) {
+        if !self.ops.contains(key) {
+            return;
+        }
+        let entry = io_uring::opcode::AsyncCancel::new(key as u64).build().user_data(CANCEL);
+        // SAFETY: a cancel names no memory.
+        if let Err(e) = unsafe { self.ring.push(&entry) } {
+            tracing::warn!(target: "netloop::reactor", error = %e, "could not queue an io_uring cancel");
+        }
+    }
+
+    /// Operations in flight.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Hands each completion of the last select to its operation's target. Returns
+    /// (completions dispatched, wakes that crossed threads).
+    pub(crate) fn dispatch(&mut self, in_place: &dyn Fn(&Waker) -> bool, wakers: &mut Vec<Waker>) -> (u64, u64) {
+        let completions = std::mem::take(&mut self.completions);
+        let mut remote = 0;
+        for &completion in &completions {
+            let key = completion.user_data;
+            if key == CANCEL || key == EPOLL_POLL {
+                continue;
+            }
+            let key = key as usize;
+            let last = !completion.more();
+            let (target, kind, buf) = if last {
+                let Some(op) = self.ops.try_remove(key) else { continue };
+                (op.target, op.kind, op.buf)
+            } else {
+                let Some(op) = self.ops.get(key) else { continue };
+                (op.target.clone(), op.kind, None)
+            };
+            let mut cx = CompleteCx {
+                driver: self,
+                in_place,
+                wakers,
+                remote_wakes: 0,
+            };
+            target.complete(kind, completion, buf, &mut cx);
+            remote += cx.remote_wakes;
+        }
+        let n = completions.len() as u64;
+        // Keep the vector's capacity for the next select.
+        let mut completions = completions;
+        completions.clear();
+        if self.completions.is_empty() {
+            self.completions = completions;
+        }
+        (n, remote)
+    }
+
+    /// Cancels every operation in flight and waits (up to `limit`) for their last
+    /// completions, dispatching them, so that nothing in flight names memory about to
+    /// be freed. Returns the operations still in flight (0 unless the kernel took
+    /// longer than `limit`).
+    pub(crate) fn drain(&mut self, limit: Duration, wakers: &mut Vec<Waker>) -> usize {
+        self.closing = true;
+        let keys: Vec<usize> = self.ops.iter().map(|(key, _)| key).collect();
+        for key in keys {
+            self.cancel(key);
+        }
+        let deadline = Instant::now() + limit;
+        while !self.ops.is_empty() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            if let Err(e) = self.ring.enter(Some(deadline - now)) {
+                tracing::warn!(target: "netloop::reactor", error = %e, "io_uring_enter failed while draining");
+                break;
+            }
+            let mut out = std::mem::take(&mut self.completions);
+            self.ring.take_completions(&mut out);
+            self.completions = out;
+            self.dispatch(&|_| false, wakers);
+        }
+        self.ops.len()
+    }
+}
+
+impl Drop for RingDriver {
+    fn drop(&mut self) {
+        let mut wakers = Vec::new();
+        let left = self.drain(Duration::from_secs(5), &mut wakers);
+        drop(wakers);
+        if left > 0 {
+            // The kernel still holds memory of these operations: leak it rather than
+            // free what it may write.
+            tracing::error!(target: "netloop::reactor", left,
+                "io_uring operations still in flight at the loop's end; leaking their memory");
+            std::mem::forget(std::mem::take(&mut self.ops));
+            std::mem::forget(self.pool.clone());
+        }
+    }
+}

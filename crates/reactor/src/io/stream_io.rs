@@ -1,0 +1,331 @@
+//! `StreamIo`: the one seam between a byte stream (TCP, Unix) and its loop's driver.
+//!
+//! A stream's reads and writes go through here whichever driver its loop runs:
+//!
+//! ```text
+//!  poll_read ─▶ StreamIo ─┬─ readiness (epoll): PollEvented: wait for the readable
+//!                         │    edge, then read(2) until it would block
+//!                         └─ completion (io_uring): RingSocket: take received chunks;
+//!                              the loop's multishot receive fills them
+//! ```
+//!
+//! The choice is made once, at the stream's first use: an accepted stream first used
+//! on a loop that runs on io_uring goes on the ring; every other stream (connected,
+//! made from a std socket, or first used off such a loop) stays on readiness. A stream
+//! on the ring that is asked for readiness itself ([`evented`](StreamIo::evented):
+//! `ready`, `try_io`, `async_io`) leaves the ring for good: its receive is cancelled,
+//! bytes it already received are still read first, and readiness takes over.
+
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, ready};
+
+use mio::event::Source;
+
+use super::poll_evented::PollEvented;
+use super::ready::{Direction, Ready};
+use super::ring_socket::RingSocket;
+use crate::context;
+use crate::handle::EventLoopHandle;
+
+/// A byte stream's I/O on its loop: readiness or completion, chosen at first use.
+pub struct StreamIo<S: Source + AsRawFd + IntoRawFd> {
+    evented: PollEvented<S>,
+    /// `Some` once the stream went on its loop's ring; `None` once it is on readiness.
+    ring: OnceLock<Option<Arc<RingSocket>>>,
+    /// Set when a ring stream was asked for readiness and left the ring.
+    left_ring: AtomicBool,
+}
+
+impl<S: Source + AsRawFd + IntoRawFd + std::fmt::Debug> std::fmt::Debug for StreamIo<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamIo")
+            .field("evented", &self.evented)
+            .field("on_ring", &self.ring.get().is_some_and(Option::is_some))
+            .finish()
+    }
+}
+
+impl<S> StreamIo<S>
+where
+    S: Source + AsRawFd + IntoRawFd,
+    for<'a> &'a S: Read + Write,
+{
+    /// A stream on readiness for good (registered already, or to be registered at its
+    /// first use).
+    pub fn readiness(evented: PollEvented<S>) -> Self {
+        StreamIo {
+            evented,
+            ring: OnceLock::from(None),
+            left_ring: AtomicBool::new(false),
+        }
+    }
+
+    /// An accepted stream: on the ring of the loop that first uses it if that loop runs
+    /// on io_uring, else registered there for readiness, assumed readable and writable
+    /// until an operation finds otherwise (`fallback`: the loop used if the first use is
+    /// off every loop).
+    pub fn accepted(source: S, fallback: EventLoopHandle) -> Self {
+        StreamIo {
+            evented: PollEvented::new_deferred(source, mio::Interest::READABLE | mio::Interest::WRITABLE, fallback)
+                .assuming_ready(Ready::READABLE | Ready::WRITABLE),
+            ring: OnceLock::new(),
+            left_ring: AtomicBool::new(false),
+        }
+    }
+
+    /// The ring socket while the stream is on the ring; decides at the first call.
+    #[inline]
+    fn ring(&self) -> Option<&Arc<RingSocket>> {
+        let ring = self.ring.get_or_init(|| self.choose_ring()).as_ref()?;
+        if self.left_ring.load(Acquire) { None } else { Some(ring) }
+    }
+
+    fn choose_ring(&self) -> Option<Arc<RingSocket>> {
+        if self.evented.is_registered() {
+            return None;
+        }
+        let fallback = self.evented.deferred_fallback()?;
+        if !fallback.shared.on_ring.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let fd = self.evented.get_ref().as_raw_fd();
+        context::with_core(|core| {
+            let core = core.filter(|c| c.shared.on_ring.load(std::sync::atomic::Ordering::Relaxed))?;
+            RingSocket::new(core, fd)
+        })
+    }
+
+    /// True while the stream's I/O goes through its loop's ring.
+    pub fn is_on_ring(&self) -> bool {
+        self.ring().is_some()
+    }
+
+    /// The socket.
+    pub fn get_ref(&self) -> &S {
+        self.evented.get_ref()
+    }
+
+    /// The readiness registration, for operations that need readiness itself (`ready`,
+    /// `try_io`, `async_io`, a listener's `accept`): a stream on the ring leaves it.
+    pub fn evented(&self) -> &PollEvented<S> {
+        if let Some(ring) = self.ring() {
+            self.left_ring.store(true, Release);
+            ring.detach_now();
+        }
+        &self.evented
+    }
+
+    /// Bytes received on the ring before the stream left it, read first.
+    fn leftover(&self, buf: &mut [u8]) -> Option<usize> {
+        let ring = self.ring.get()?.as_ref()?;
+        if !self.left_ring.load(Acquire) {
+            return None;
+        }
+        match ring.try_read(buf) {
+            Ok(n) if n > 0 => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Polls for read readiness: on the ring, ready when a read would not wait.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.ring() {
+            Some(ring) => ring.poll_read_ready(cx),
+            None => self.evented.poll_read_ready(cx).map_ok(drop),
+        }
+    }
+
+    /// Polls for write readiness: on the ring, ready when the send window has room.
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.ring() {
+            Some(ring) => ring.poll_write(Some(cx), &[]).map_ok(drop),
+            None => self.evented.poll_write_ready(cx).map_ok(drop),
+        }
+    }
+
+    /// Reads into `buf` (tokio's `poll_read`): `Ready(0)` at end of stream.
+    #[inline]
+    pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        if let Some(ring) = self.ring() {
+            return ring.poll_read(cx, buf);
+        }
+        if let Some(n) = self.leftover(buf) {
+            return Poll::Ready(Ok(n));
+        }
+        let len = buf.len();
+        // A short read means the socket is drained: its readiness is forgotten now
+        // rather than after a read that would block.
+        self.evented
+            .poll_io_draining(cx, Direction::Read, |mut s| s.read(buf).map(|n| (n, n > 0 && n < len)))
+    }
+
+    /// Reads what is there without waiting.
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(ring) = self.ring() {
+            return ring.try_read(buf);
+        }
+        if let Some(n) = self.leftover(buf) {
+            return Ok(n);
+        }
+        self.evented.try_io(Direction::Read, |mut s| s.read(buf))
+    }
+
+    /// Vectored [`try_read`](Self::try_read).
+    pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+        if self.ring().is_some() || self.leftover(&mut []).is_some() {
+            let Some(first) = bufs.iter_mut().find(|b| !b.is_empty()) else {
+                return Ok(0);
+            };
+            return self.try_read(first);
+        }
+        self.evented.try_io(Direction::Read, |mut s| s.read_vectored(bufs))
+    }
+
+    /// Copies received bytes without taking them (`peek`); on readiness, `peek` runs
+    /// `op` on the socket.
+    pub fn poll_peek(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+        op: impl FnMut(&S, &mut [u8]) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        if let Some(ring) = self.ring() {
+            return ring.poll_peek(cx, buf);
+        }
+        let mut op = op;
+        self.evented.poll_read_io(cx, |s| op(s, buf))
+    }
+
+    /// Writes `buf` (tokio's `poll_write`). On the ring the bytes are accepted into the
+    /// send window and go out with the turn's other sends; a failed send is reported by
+    /// the next write, flush or shutdown.
+    #[inline]
+    pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        if let Some(ring) = self.ring() {
+            if !buf.is_empty() {
+                ready!(crate::coop::poll_proceed(cx)).made_progress();
+            }
+            return ring.poll_write(Some(cx), &[buf]);
+        }
+        let len = buf.len();
+        // A short plain write means the send buffer is full.
+        self.evented.poll_io_draining(cx, Direction::Write, |mut s| {
+            s.write(buf).map(|n| (n, n > 0 && n < len))
+        })
+    }
+
+    /// Vectored [`poll_write`](Self::poll_write).
+    pub fn poll_write_vectored(&self, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        if let Some(ring) = self.ring() {
+            ready!(crate::coop::poll_proceed(cx)).made_progress();
+            let slices: Vec<&[u8]> = bufs.iter().map(|b| &**b).collect();
+            return ring.poll_write(Some(cx), &slices);
+        }
+        // No short-write shortcut here: `writev` takes at most IOV_MAX slices, so a
+        // short vectored write does not mean the send buffer is full.
+        self.evented
+            .poll_io_draining(cx, Direction::Write, |mut s| s.write_vectored(bufs).map(|n| (n, false)))
+    }
+
+    /// Writes without waiting.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(ring) = self.ring() {
+            return match ring.poll_write(None, &[buf]) {
+                Poll::Ready(r) => r,
+                Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+            };
+        }
+        self.evented.try_io(Direction::Write, |mut s| s.write(buf))
+    }
+
+    /// Vectored [`try_write`](Self::try_write).
+    pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        if let Some(ring) = self.ring() {
+            let slices: Vec<&[u8]> = bufs.iter().map(|b| &**b).collect();
+            return match ring.poll_write(None, &slices) {
+                Poll::Ready(r) => r,
+                Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+            };
+        }
+        self.evented.try_io(Direction::Write, |mut s| s.write_vectored(bufs))
+    }
+
+    /// `poll_flush`: on readiness nothing is buffered; on the ring, reports a failed
+    /// send (it does not wait for the sends: tokio's flush of a socket returns at once).
+    pub fn poll_flush(&self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    /// `poll_shutdown`: on the ring, after the accepted bytes have been sent.
+    pub fn poll_shutdown(
+        &self,
+        cx: &mut Context<'_>,
+        shutdown: impl FnOnce(&S) -> io::Result<()>,
+    ) -> Poll<io::Result<()>> {
+        match self.ring() {
+            Some(ring) => ring.poll_shutdown(cx),
+            None => Poll::Ready(shutdown(self.evented.get_ref())),
+        }
+    }
+
+    /// Shuts the write direction without waiting (a dropped write half): on the ring,
+    /// once the accepted bytes have been sent.
+    pub fn shutdown_write(&self, shutdown: impl FnOnce(&S) -> io::Result<()>) -> io::Result<()> {
+        match self.ring() {
+            Some(ring) => ring.shutdown_write(),
+            None => shutdown(self.evented.get_ref()),
+        }
+    }
+
+    /// The loop the stream's I/O runs on, if it has been chosen.
+    pub fn registered_loop(&self) -> Option<EventLoopHandle> {
+        match self.ring.get() {
+            Some(Some(ring)) => Some(EventLoopHandle {
+                shared: ring.shared().clone(),
+            }),
+            _ => self.evented.registered_loop(),
+        }
+    }
+
+    /// Leaves the loop and returns the socket (`into_std`). A stream on the ring stops
+    /// its receive first; bytes it received and nobody read are lost with it.
+    pub fn into_inner(self) -> io::Result<S> {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped again; each field is read once.
+        let (evented, ring) = unsafe { (std::ptr::read(&this.evented), std::ptr::read(&this.ring)) };
+        if let Some(Some(ring)) = ring.into_inner() {
+            ring.detach_now();
+            ring.release(None);
+        }
+        evented.into_inner()
+    }
+}
+
+impl<S> From<PollEvented<S>> for StreamIo<S>
+where
+    S: Source + AsRawFd + IntoRawFd,
+    for<'a> &'a S: Read + Write,
+{
+    /// A registered source stays on readiness.
+    fn from(evented: PollEvented<S>) -> Self {
+        StreamIo::readiness(evented)
+    }
+}
+
+impl<S: Source + AsRawFd + IntoRawFd> Drop for StreamIo<S> {
+    fn drop(&mut self) {
+        let Some(Some(ring)) = self.ring.take() else { return };
+        // The ring's operations may still name the descriptor: it goes to the socket,
+        // which closes it after their last completion.
+        let Some(source) = self.evented.take_unregistered_source() else {
+            ring.release(None);
+            return;
+        };
+        // SAFETY: the descriptor is the source's own, given up by `into_raw_fd`.
+        ring.release(Some(unsafe { OwnedFd::from_raw_fd(source.into_raw_fd()) }));
+    }
+}

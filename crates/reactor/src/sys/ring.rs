@@ -1,0 +1,352 @@
+//! The io_uring boundary: one ring per loop, and the pool of provided buffers its
+//! multishot receives fill. Nothing else in the crate calls the `io-uring` crate.
+//!
+//! Ownership of memory the kernel may write: the pool's buffers are registered with
+//! the ring as a buffer group. A buffer is the kernel's from the moment it is put in
+//! the ring ([`BufPool::recycle`]) until a completion names it; then it is the
+//! completion's owner's, who reads it and gives it back. The pool's memory is freed
+//! only when no ring and no reader holds the pool (`Arc`), and a ring is dropped only
+//! after every operation that could still pick a buffer has completed
+//! (`io::completion`'s drain).
+
+use std::io;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use io_uring::types::{BufRingEntry, SubmitArgs, Timespec};
+use io_uring::{IoUring, cqueue, squeue};
+
+/// The one buffer group the pool registers.
+pub(crate) const BUF_GROUP: u16 = 0;
+
+/// A completion, copied out of the completion queue.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Completion {
+    pub(crate) user_data: u64,
+    pub(crate) result: i32,
+    pub(crate) flags: u32,
+}
+
+impl Completion {
+    /// True while a multishot operation stays armed after this completion.
+    pub(crate) fn more(&self) -> bool {
+        cqueue::more(self.flags)
+    }
+
+    /// The provided buffer this completion filled, if it took one.
+    pub(crate) fn buffer(&self) -> Option<u16> {
+        cqueue::buffer_select(self.flags)
+    }
+}
+
+/// One loop's io_uring instance.
+pub(crate) struct Ring {
+    uring: IoUring,
+}
+
+impl Ring {
+    /// A ring with `entries` submission slots, or the kernel's refusal (`ENOSYS` on a
+    /// kernel without io_uring, `EPERM` under a seccomp profile or with
+    /// `kernel.io_uring_disabled` set, `EINVAL` where an operation we need is missing).
+    pub(crate) fn new(entries: u32) -> io::Result<Ring> {
+        let uring = IoUring::builder()
+            // Completions may outnumber submissions (multishot): a completion queue
+            // four times the submission queue, and the kernel keeps overflows.
+            .setup_cqsize(entries * 4)
+            .build(entries)?;
+        let mut probe = io_uring::Probe::new();
+        uring.submitter().register_probe(&mut probe)?;
+        let needed = [
+            io_uring::opcode::RecvMulti::CODE,
+            io_uring::opcode::Send::CODE,
+            io_uring::opcode::AcceptMulti::CODE,
+            io_uring::opcode::PollAdd::CODE,
+            io_uring::opcode::AsyncCancel::CODE,
+        ];
+        if !needed.iter().all(|&op| probe.is_supported(op)) {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "the kernel's io_uring lacks an operation netloop needs (recv, send, accept, poll, cancel)",
+            ));
+        }
+        Ok(Ring { uring })
+    }
+
+    /// Queues `entry` for the next [`enter`](Self::enter); submits what is queued first
+    /// if the submission queue is full.
+    ///
+    /// # Safety
+    ///
+    /// Every buffer and file descriptor `entry` names must stay valid until its
+    /// completion arrives (or, for a multishot operation, its last completion).
+    pub(crate) unsafe fn push(&mut self, entry: &squeue::Entry) -> io::Result<()> {
+        // SAFETY: the caller keeps what the entry names alive until its completion.
+        if unsafe { self.uring.submission().push(entry) }.is_ok() {
+            return Ok(());
+        }
+        self.uring.submit()?;
+        // SAFETY: as above.
+        unsafe { self.uring.submission().push(entry) }
+            .map_err(|_| io::Error::other("io_uring submission queue full after a submit"))
+    }
+
+    /// True if entries wait to be submitted.
+    pub(crate) fn has_unsubmitted(&mut self) -> bool {
+        !self.uring.submission().is_empty()
+    }
+
+    /// True if completions wait to be read.
+    pub(crate) fn has_completions(&mut self) -> bool {
+        !self.uring.completion().is_empty()
+    }
+
+    /// One `io_uring_enter`: submits what is queued and, unless `timeout` is zero,
+    /// waits for a completion for up to `timeout` (`None`: until one arrives). Makes no
+    /// system call when there is nothing to submit and nothing to wait for.
+    pub(crate) fn enter(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        let result = match timeout {
+            Some(Duration::ZERO) => {
+                if !self.has_unsubmitted() {
+                    return Ok(());
+                }
+                self.uring.submit()
+            }
+            _ if self.has_completions() => self.uring.submit(),
+            None => self.uring.submit_and_wait(1),
+            Some(t) => {
+                let ts = Timespec::from(t);
+                let args = SubmitArgs::new().timespec(&ts);
+                self.uring.submitter().submit_with_args(1, &args)
+            }
+        };
+        match result {
+            Ok(_) => Ok(()),
+            // A timed-out wait, or a signal: not failures of the loop.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Moves every waiting completion into `out`.
+    pub(crate) fn take_completions(&mut self, out: &mut Vec<Completion>) {
+        out.extend(self.uring.completion().map(|cqe| Completion {
+            user_data: cqe.user_data(),
+            result: cqe.result(),
+            flags: cqe.flags(),
+        }));
+    }
+
+    /// Cancels the operation with `user_data` at once (`IORING_REGISTER_SYNC_CANCEL`):
+    /// when this returns, it takes no other buffer or byte. Its completion still
+    /// arrives.
+    pub(crate) fn cancel_now(&self, user_data: u64) -> io::Result<()> {
+        let builder = io_uring::types::CancelBuilder::user_data(user_data);
+        match self.uring.submitter().register_sync_cancel(None, builder) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+            r => r,
+        }
+    }
+
+    /// Registers `pool`'s ring of buffers as [`BUF_GROUP`].
+    pub(crate) fn register_pool(&self, pool: &BufPool) -> io::Result<()> {
+        // SAFETY: the ring memory is `pool.entries` entries, page-aligned, and lives as
+        // long as the pool, which the loop keeps until after the ring is dropped.
+        unsafe {
+            self.uring
+                .submitter()
+                .register_buf_ring_with_flags(pool.ring as u64, pool.entries, BUF_GROUP, 0)
+        }
+    }
+}
+
+impl std::fmt::Debug for Ring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ring").finish_non_exhaustive()
+    }
+}
+
+/// The provided buffers of one loop's multishot receives: `entries` buffers of
+/// `size` bytes, and the ring through which they go back to the kernel.
+pub(crate) struct BufPool {
+    /// The kernel-shared ring of `entries` [`BufRingEntry`]s, page-aligned.
+    ring: *mut BufRingEntry,
+    entries: u16,
+    /// `entries * size` bytes: buffer `i` starts at `i * size`.
+    data: *mut u8,
+    size: usize,
+    /// The ring's tail as this side last wrote it: the producer side is one writer at
+    /// a time (readers give buffers back from any thread).
+    tail: Mutex<u16>,
+}
+
+// SAFETY: the raw pointers name memory the pool owns; the ring's producer side is
+// written under `tail`'s lock, and a buffer's bytes are read only by the one owner of
+// the completion that named it (see the module's ownership rule).
+unsafe impl Send for BufPool {}
+// SAFETY: as above.
+unsafe impl Sync for BufPool {}
+
+const PAGE: usize = 4096;
+
+impl BufPool {
+    /// `entries` (a power of two, at most 32,768) buffers of `size` bytes each, all
+    /// in the ring.
+    pub(crate) fn new(entries: u16, size: usize) -> io::Result<BufPool> {
+        if !entries.is_power_of_two() || entries > 1 << 15 || size == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "bad provided-buffer pool size",
+            ));
+        }
+        let ring_layout = Self::ring_layout(entries);
+        let data_layout = Self::data_layout(entries, size);
+        // SAFETY: both layouts have non-zero sizes.
+        let (ring, data) = unsafe {
+            (
+                std::alloc::alloc_zeroed(ring_layout).cast::<BufRingEntry>(),
+                std::alloc::alloc(data_layout),
+            )
+        };
+        if ring.is_null() || data.is_null() {
+            std::alloc::handle_alloc_error(ring_layout);
+        }
+        let pool = BufPool {
+            ring,
+            entries,
+            data,
+            size,
+            tail: Mutex::new(0),
+        };
+        {
+            let mut tail = pool.tail.lock().unwrap_or_else(|e| e.into_inner());
+            for bid in 0..entries {
+                pool.put(&mut tail, bid);
+            }
+            pool.publish(*tail);
+        }
+        Ok(pool)
+    }
+
+    fn ring_layout(entries: u16) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(usize::from(entries) * size_of::<BufRingEntry>(), PAGE)
+            .expect("a ring of at most 32,768 entries fits")
+    }
+
+    fn data_layout(entries: u16, size: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(usize::from(entries) * size, PAGE).expect("the pool fits in memory")
+    }
+
+    /// The size of each buffer.
+    pub(crate) fn buffer_size(&self) -> usize {
+        self.size
+    }
+
+    /// The first `len` bytes of buffer `bid`.
+    ///
+    /// # Safety
+    ///
+    /// A completion handed `bid` to the caller, which has not given it back, and the
+    /// kernel wrote at least `len` bytes into it.
+    pub(crate) unsafe fn bytes(&self, bid: u16, len: usize) -> &[u8] {
+        debug_assert!(bid < self.entries && len <= self.size);
+        // SAFETY: in bounds (above); the kernel is done with the buffer (the caller
+        // owns it since its completion) and the completion is ordered before this.
+        unsafe { std::slice::from_raw_parts(self.data.add(usize::from(bid) * self.size), len) }
+    }
+
+    /// Gives buffers back to the kernel.
+    ///
+    /// # Safety
+    ///
+    /// Each `bid` was handed out by a completion and is given back once, and its owner
+    /// holds no slice of it any more.
+    pub(crate) unsafe fn recycle(&self, bids: impl IntoIterator<Item = u16>) {
+        let mut tail = self.tail.lock().unwrap_or_else(|e| e.into_inner());
+        let before = *tail;
+        for bid in bids {
+            self.put(&mut tail, bid);
+        }
+        if *tail != before {
+            self.publish(*tail);
+        }
+    }
+
+    /// Writes buffer `bid` into the ring's slot at `tail` (not yet visible to the kernel).
+    fn put(&self, tail: &mut u16, bid: u16) {
+        let slot = usize::from(*tail & (self.entries - 1));
+        // SAFETY: `slot < entries`; slots past the published tail are the producer's,
+        // and the producer is whoever holds `tail`'s lock.
+        let entry = unsafe { &mut *self.ring.add(slot) };
+        // SAFETY: `bid < entries`, so the address is inside `data`.
+        entry.set_addr(unsafe { self.data.add(usize::from(bid) * self.size) } as u64);
+        entry.set_len(u32::try_from(self.size).expect("a buffer is under 4 GiB"));
+        entry.set_bid(bid);
+        *tail = tail.wrapping_add(1);
+    }
+
+    /// Makes every slot before `tail` visible to the kernel.
+    fn publish(&self, tail: u16) {
+        // SAFETY: the tail field of the ring's first entry; the release store orders
+        // the entries written before it (the kernel reads it with an acquire load).
+        unsafe {
+            let tail_ptr = BufRingEntry::tail(self.ring).cast_mut();
+            std::sync::atomic::AtomicU16::from_ptr(tail_ptr).store(tail, std::sync::atomic::Ordering::Release);
+        }
+    }
+}
+
+impl Drop for BufPool {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with these layouts; no ring has it registered any
+        // more and no completion's owner holds a buffer (they hold the pool).
+        unsafe {
+            std::alloc::dealloc(self.ring.cast(), Self::ring_layout(self.entries));
+            std::alloc::dealloc(self.data, Self::data_layout(self.entries, self.size));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pool's arithmetic and its ring, without a kernel (runs under miri): every
+    /// buffer is in the ring, recycling advances the tail, and buffer bytes are where
+    /// the entries point.
+    #[test]
+    fn a_pool_puts_every_buffer_in_its_ring() {
+        let pool = BufPool::new(8, 64).unwrap();
+        assert_eq!(*pool.tail.lock().unwrap(), 8);
+        // SAFETY: reading the ring the test's own pool owns; no kernel shares it.
+        let (first, last) = unsafe { (&*pool.ring, &*pool.ring.add(7)) };
+        assert_eq!(first.bid(), 0);
+        assert_eq!(last.bid(), 7);
+        assert_eq!(last.addr() - first.addr(), 7 * 64);
+        // SAFETY: no kernel holds the buffers; the test gives back two it "owns".
+        unsafe { pool.recycle([3, 5]) };
+        assert_eq!(*pool.tail.lock().unwrap(), 10);
+        // SAFETY: buffer 3 is the test's; nothing writes it.
+        assert_eq!(unsafe { pool.bytes(3, 64) }.len(), 64);
+        assert!(BufPool::new(6, 64).is_err(), "not a power of two");
+    }
+
+    /// A ring either comes up or says why; when it does, a no-op submission completes.
+    #[test]
+    #[cfg_attr(miri, ignore = "miri has no io_uring")]
+    fn a_ring_submits_and_completes() {
+        let Ok(mut ring) = Ring::new(8) else { return };
+        let nop = io_uring::opcode::Nop::new().build().user_data(42);
+        // SAFETY: a no-op names no memory.
+        unsafe { ring.push(&nop) }.unwrap();
+        ring.enter(Some(Duration::from_secs(5))).unwrap();
+        let mut out = Vec::new();
+        ring.take_completions(&mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].user_data, 42);
+        let pool = BufPool::new(8, 64).unwrap();
+        ring.register_pool(&pool).unwrap();
+        // The ring goes first: the pool's memory outlives every ring it is registered with.
+        drop(ring);
+        drop(pool);
+    }
+}
