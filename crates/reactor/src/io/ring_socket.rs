@@ -200,6 +200,21 @@ impl RingSocket {
             if state.loop_gone {
                 return Poll::Ready(Err(loop_gone_error()));
             }
+            if state.recv.is_none() && !state.starved {
+                // No receive armed, so none can hold bytes that came earlier: the
+                // socket is tried at once (a new connection's first request is usually
+                // there already, as tokio assumes of accepted streams), and the
+                // receive is armed only if it has nothing.
+                match recv_now(self.fd, buf, peek) {
+                    Ok(0) => {
+                        state.eof = true;
+                        return Poll::Ready(Ok(0));
+                    }
+                    Ok(n) => return Poll::Ready(Ok(n)),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
+            }
             if let Some(cx) = cx {
                 match &mut state.reader {
                     Some(w) if w.will_wake(cx.waker()) => {}
@@ -460,6 +475,14 @@ impl RingSocket {
             self.release(None);
         }
     }
+}
+
+/// One `recv(2)` that does not wait (`MSG_PEEK` for a peek).
+fn recv_now(fd: RawFd, buf: &mut [u8], peek: bool) -> io::Result<usize> {
+    let flags = libc::MSG_DONTWAIT | if peek { libc::MSG_PEEK } else { 0 };
+    // SAFETY: `buf` is writable for its length; `fd` is open (its socket holds it).
+    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
 }
 
 fn shutdown_fd(fd: RawFd) -> io::Result<()> {
