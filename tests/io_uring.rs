@@ -244,3 +244,51 @@ fn epoll_stays_the_default() {
         IoDriver::Epoll
     );
 }
+
+/// A listener accepted from on its own loop takes connections through one multishot
+/// accept; several tasks may await `accept` at once; a dropped listener cancels it.
+#[test]
+fn a_listener_on_its_loop_accepts_through_the_ring() {
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = std::sync::Arc::new(TcpListener::bind("127.0.0.1:0").await.unwrap());
+            let addr = listener.local_addr().unwrap();
+            let acceptors: Vec<_> = (0..3)
+                .map(|_| {
+                    let listener = listener.clone();
+                    netloop::spawn(async move {
+                        let (mut s, peer) = listener.accept().await.unwrap();
+                        let mut b = [0u8; 1];
+                        s.read_exact(&mut b).await.unwrap();
+                        s.write_all(&b).await.unwrap();
+                        peer
+                    })
+                })
+                .collect();
+            netloop::task::yield_now().await;
+            let mut clients = Vec::new();
+            for i in 0..3u8 {
+                let mut c = TcpStream::connect(addr).await.unwrap();
+                c.write_all(&[i]).await.unwrap();
+                let mut b = [0u8; 1];
+                c.read_exact(&mut b).await.unwrap();
+                assert_eq!(b[0], i);
+                clients.push(c);
+            }
+            for a in acceptors {
+                let peer = a.await.unwrap();
+                assert!(clients.iter().any(|c| c.local_addr().unwrap() == peer));
+            }
+            assert!(listener.is_on_ring(), "accepted through the ring");
+            drop(listener);
+            // The port is free again once the cancelled accept let go of the socket.
+            netloop::time::sleep(Duration::from_millis(50)).await;
+            TcpListener::bind(addr)
+                .await
+                .expect("the dropped listener's port is free");
+        })
+        .await
+        .unwrap()
+    });
+}

@@ -198,7 +198,7 @@ where
                 if outcome.is_some() {
                     break;
                 }
-                match listener.io.try_io(Direction::Read, |l| l.accept()) {
+                match listener.io.evented().try_io(Direction::Read, |l| l.accept()) {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     res => outcome = self.handle(res),
                 }

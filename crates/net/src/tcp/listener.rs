@@ -4,11 +4,10 @@ use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll, ready};
 
-use netloop_reactor::io::{Direction, PollEvented};
+use netloop_reactor::io::{Direction, ListenerIo};
 
 use super::TcpStream;
 use crate::addr::{ToSocketAddrs, try_each_addr};
-use crate::registration::io_shared;
 
 /// A TCP socket server, listening for connections (tokio's `net::TcpListener`).
 ///
@@ -46,7 +45,7 @@ use crate::registration::io_shared;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct TcpListener {
-    pub(crate) io: PollEvented<mio::net::TcpListener>,
+    pub(crate) io: ListenerIo<mio::net::TcpListener>,
 }
 
 impl TcpListener {
@@ -64,7 +63,7 @@ impl TcpListener {
     /// (say, through an `Arc`): each connection goes to one of them, and none is left
     /// waiting while connections arrive.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        let (stream, addr) = io_shared(&self.io, Direction::Read, |l| l.accept()).await?;
+        let (stream, addr) = std::future::poll_fn(|cx| self.poll_accept_shared(cx)).await?;
         Ok(self.accepted(stream, addr))
     }
 
@@ -96,7 +95,42 @@ impl TcpListener {
     /// Accepts without registering the new socket (the acceptor registers it on the
     /// loop that will own it).
     pub(crate) fn poll_accept_raw(&self, cx: &mut Context<'_>) -> Poll<io::Result<(mio::net::TcpStream, SocketAddr)>> {
-        self.io.poll_read_io(cx, |l| l.accept())
+        if let Some(polled) = self.poll_accept_ring(cx) {
+            return polled;
+        }
+        self.io.evented().poll_read_io(cx, |l| l.accept())
+    }
+
+    /// An accept that several tasks may await at once.
+    fn poll_accept_shared(&self, cx: &mut Context<'_>) -> Poll<io::Result<(mio::net::TcpStream, SocketAddr)>> {
+        if let Some(polled) = self.poll_accept_ring(cx) {
+            return polled;
+        }
+        self.io.evented().poll_io_shared(cx, Direction::Read, |l| l.accept())
+    }
+
+    /// The ring's multishot accept, on a loop that runs on io_uring (`None` on
+    /// readiness). A connection already gone when its address is asked for is
+    /// skipped, as if it had never been accepted.
+    fn poll_accept_ring(&self, cx: &mut Context<'_>) -> Option<Poll<io::Result<(mio::net::TcpStream, SocketAddr)>>> {
+        loop {
+            let fd = match self.io.poll_accept_ring(cx)? {
+                Poll::Ready(Ok(fd)) => fd,
+                Poll::Ready(Err(e)) => return Some(Poll::Ready(Err(e))),
+                Poll::Pending => return Some(Poll::Pending),
+            };
+            let stream = std::net::TcpStream::from(fd);
+            if let Ok(addr) = stream.peer_addr() {
+                return Some(Poll::Ready(Ok((mio::net::TcpStream::from_std(stream), addr))));
+            }
+        }
+    }
+
+    /// netloop: true once the listener accepts through its loop's io_uring ring (a
+    /// multishot accept, armed by an accept on the listener's own loop). See
+    /// `docs/io-uring.md`.
+    pub fn is_on_ring(&self) -> bool {
+        self.io.is_on_ring()
     }
 
     forward_to_socket! {

@@ -24,6 +24,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod listener_io;
 mod poll_evented;
 pub(crate) mod readiness;
 pub(crate) mod ready;
@@ -31,6 +32,7 @@ pub(crate) mod registration_set;
 pub(crate) mod ring_socket;
 mod stream_io;
 
+pub use listener_io::ListenerIo;
 pub use mio::Interest;
 pub use poll_evented::{PollEvented, Registration};
 pub use readiness::ReadyEvent;

@@ -482,7 +482,11 @@ fn recv_now(fd: RawFd, buf: &mut [u8], peek: bool) -> io::Result<usize> {
     let flags = libc::MSG_DONTWAIT | if peek { libc::MSG_PEEK } else { 0 };
     // SAFETY: `buf` is writable for its length; `fd` is open (its socket holds it).
     let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
-    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
 }
 
 fn shutdown_fd(fd: RawFd) -> io::Result<()> {

@@ -1,0 +1,248 @@
+//! `ListenerIo`: a listener's accepts, by readiness or by a multishot accept on its
+//! loop's ring.
+//!
+//! On a loop that runs on io_uring, a listener first accepted from on its own loop's
+//! thread arms one multishot accept: the kernel accepts each connection as it comes
+//! (non-blocking, close-on-exec) and posts its descriptor, with no system call per
+//! connection. Descriptors wait here for `accept`; a failed accept (`EMFILE`, ...) is
+//! returned by the next one, and the accept is armed again by the one after. A
+//! listener first accepted from elsewhere stays on readiness, as does every listener of
+//! an epoll loop.
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
+
+use io_uring::{opcode, types};
+use mio::event::Source;
+
+use super::poll_evented::PollEvented;
+use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind};
+use crate::context;
+use crate::handle::EventLoopHandle;
+use crate::shared::Shared;
+use crate::sync::lock;
+
+/// A listener's I/O on its loop: readiness, or a multishot accept on the ring.
+pub struct ListenerIo<S: Source + AsRawFd> {
+    evented: PollEvented<S>,
+    ring: OnceLock<Option<Arc<RingAcceptor>>>,
+}
+
+impl<S: Source + AsRawFd + std::fmt::Debug> std::fmt::Debug for ListenerIo<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.evented.fmt(f)
+    }
+}
+
+impl<S: Source + AsRawFd> From<PollEvented<S>> for ListenerIo<S> {
+    fn from(evented: PollEvented<S>) -> Self {
+        ListenerIo {
+            evented,
+            ring: OnceLock::new(),
+        }
+    }
+}
+
+impl<S: Source + AsRawFd> ListenerIo<S> {
+    /// The readiness registration (`readable`, `ready`, `try_io`, a readiness accept).
+    pub fn evented(&self) -> &PollEvented<S> {
+        &self.evented
+    }
+
+    /// The listening socket.
+    pub fn get_ref(&self) -> &S {
+        self.evented.get_ref()
+    }
+
+    /// The loop the listener is registered with.
+    pub fn registered_loop(&self) -> Option<EventLoopHandle> {
+        self.evented.registered_loop()
+    }
+
+    /// True once the listener accepts through its loop's ring.
+    pub fn is_on_ring(&self) -> bool {
+        self.ring.get().is_some_and(Option::is_some)
+    }
+
+    fn acceptor(&self) -> Option<&Arc<RingAcceptor>> {
+        self.ring
+            .get_or_init(|| {
+                let shared = &self.evented.registration().ok()?.handle().shared;
+                if !shared.on_ring.load(std::sync::atomic::Ordering::Relaxed) {
+                    return None;
+                }
+                context::with_own_core(shared, |core| core.shared.clone()).map(|shared| {
+                    Arc::new(RingAcceptor {
+                        fd: self.evented.get_ref().as_raw_fd(),
+                        shared,
+                        state: Mutex::new(AcceptState::default()),
+                    })
+                })
+            })
+            .as_ref()
+    }
+
+    /// Polls the ring's accept: `None` if this listener accepts by readiness.
+    pub fn poll_accept_ring(&self, cx: &mut Context<'_>) -> Option<Poll<io::Result<OwnedFd>>> {
+        Some(self.acceptor()?.poll_accept(cx))
+    }
+
+    /// Leaves the loop and returns the socket (`into_std`); a ring accept is cancelled
+    /// and connections it accepted meanwhile are closed.
+    pub fn into_inner(self) -> io::Result<S> {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped again; each field is read once.
+        let (evented, ring) = unsafe { (std::ptr::read(&this.evented), std::ptr::read(&this.ring)) };
+        if let Some(Some(acceptor)) = ring.into_inner() {
+            acceptor.close();
+        }
+        evented.into_inner()
+    }
+}
+
+impl<S: Source + AsRawFd> Drop for ListenerIo<S> {
+    fn drop(&mut self) {
+        if let Some(Some(acceptor)) = self.ring.take() {
+            acceptor.close();
+        }
+    }
+}
+
+#[derive(Default)]
+struct AcceptState {
+    accepted: VecDeque<OwnedFd>,
+    error: Option<i32>,
+    /// The multishot accept in flight (its op key).
+    armed: Option<usize>,
+    waiters: Vec<Waker>,
+    /// The listener is gone: later descriptors are closed as they come.
+    closed: bool,
+    loop_gone: bool,
+}
+
+/// A listener's multishot accept. Owned by its listener and by the accept in flight,
+/// which keeps the listening descriptor's number meaningful: the listener closes it
+/// only after cancelling (on its own loop's thread, where the cancel is queued before
+/// any later submission can reuse the number).
+pub(crate) struct RingAcceptor {
+    fd: RawFd,
+    shared: Arc<Shared>,
+    state: Mutex<AcceptState>,
+}
+
+impl RingAcceptor {
+    fn poll_accept(self: &Arc<Self>, cx: &mut Context<'_>) -> Poll<io::Result<OwnedFd>> {
+        let mut state = lock(&self.state);
+        if let Some(fd) = state.accepted.pop_front() {
+            return Poll::Ready(Ok(fd));
+        }
+        if let Some(errno) = state.error.take() {
+            return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
+        }
+        if state.loop_gone {
+            return Poll::Ready(Err(crate::error::LoopShutDown::io_error()));
+        }
+        if !state.waiters.iter().any(|w| w.will_wake(cx.waker())) {
+            state.waiters.push(cx.waker().clone());
+        }
+        if state.armed.is_none() {
+            let armed = context::with_own_core(&self.shared, |core| {
+                let mut ring = core.ring.try_borrow_mut().ok()?;
+                let driver = ring.as_mut()?;
+                let entry = opcode::AcceptMulti::new(types::Fd(self.fd))
+                    .flags(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
+                    .build();
+                // SAFETY: the operation holds this acceptor; the listener cancels it
+                // before closing the descriptor (see the type's docs).
+                unsafe { driver.submit(self.clone(), OpKind::Accept, entry, None) }.ok()
+            })
+            .flatten();
+            match armed {
+                Some(key) => state.armed = Some(key),
+                // Off the loop's thread (a moved listener) or its ring is gone: fall
+                // back to one plain accept attempt per poll.
+                None => {
+                    drop(state);
+                    return self.accept_now(cx);
+                }
+            }
+        }
+        Poll::Pending
+    }
+
+    /// One `accept4(2)` that does not wait; `Pending` (waking soon) if none is queued.
+    fn accept_now(&self, cx: &mut Context<'_>) -> Poll<io::Result<OwnedFd>> {
+        // SAFETY: no address is asked for; `fd` is the listener's open descriptor.
+        let fd = unsafe {
+            libc::accept4(
+                self.fd,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a new descriptor, owned by nobody else.
+            return Poll::Ready(Ok(unsafe { OwnedFd::from_raw_fd(fd) }));
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::WouldBlock {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        Poll::Ready(Err(e))
+    }
+
+    /// The listener is gone: cancel the accept; descriptors not taken are closed.
+    fn close(self: &Arc<Self>) {
+        let mut state = lock(&self.state);
+        state.closed = true;
+        state.accepted.clear();
+        let Some(key) = state.armed else { return };
+        drop(state);
+        let this = self.clone();
+        let cancel = move |core: &crate::core::Core| {
+            if let Ok(mut ring) = core.ring.try_borrow_mut()
+                && let Some(driver) = ring.as_mut()
+            {
+                driver.cancel(key);
+                // The cancel goes to the kernel before the descriptor closes.
+                let _ = driver.ring.enter(Some(std::time::Duration::ZERO));
+            }
+            drop(this);
+        };
+        if let Err(cancel) = context::on_own_core(&self.shared, cancel, |core, cancel| cancel(core)) {
+            let shared = self.shared.clone();
+            let item = crate::queue_item::QueueItem::Closure(Box::new(move || {
+                let _ = context::on_own_core(&shared.clone(), cancel, |core, cancel| cancel(core));
+            }));
+            let _ = self.shared.submit(item, crate::shared::Wake::Now);
+        }
+    }
+}
+
+impl CompletionTarget for RingAcceptor {
+    fn complete(self: Arc<Self>, _kind: OpKind, c: Completion, _buf: Option<Vec<u8>>, cx: &mut CompleteCx<'_>) {
+        let mut state = lock(&self.state);
+        if c.result >= 0 {
+            // SAFETY: the kernel made this descriptor for us; nobody else owns it.
+            let fd = unsafe { OwnedFd::from_raw_fd(c.result) };
+            if !state.closed {
+                state.accepted.push_back(fd);
+            }
+        } else if -c.result != libc::ECANCELED {
+            state.error = Some(-c.result);
+        }
+        if !c.more() {
+            state.armed = None;
+        }
+        let waiters = std::mem::take(&mut state.waiters);
+        drop(state);
+        for w in waiters {
+            cx.wake(w);
+        }
+    }
+}
