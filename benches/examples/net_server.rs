@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p netloop-benches --example net_server -- \
-//!     --runtime netloop|tokio-mt|tokio-ct-reuseport|smol|mio|futures-floor --mode echo|http \
+//!     --runtime netloop|tokio-mt|tokio-ct-reuseport|smol|mio|futures-floor|monoio --mode echo|http \
 //!     [--addr 127.0.0.1:0] [--threads 1] [--max-seconds 600]
 //! ```
 //!
@@ -12,6 +12,11 @@
 //! current-thread runtimes); the benchmark runs them all with one, under
 //! `taskset -c 1`. The handlers are those of netloop's `echo` and `http_hello`
 //! examples, shared by every runtime (`netloop_benches::net`).
+//!
+//! `monoio` (io_uring, issue 43's peer) is there only when built with the `monoio`
+//! feature (`--features monoio`, Linux). netloop on io_uring is `--runtime netloop`
+//! started with `NETLOOP_IO_DRIVER=io_uring` in the environment (run.sh's
+//! `netloop-uring`): netloop's runtime reads that variable itself.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -20,12 +25,15 @@ use std::time::Duration;
 
 use netloop_benches::net::{Mode, futures_floor, mio_server, netloop_server};
 
+#[cfg(all(feature = "monoio", target_os = "linux"))]
+#[path = "../monoio_peer/net.rs"]
+mod monoio_net;
 #[path = "../smol_peer/net.rs"]
 mod smol_net;
 #[path = "../tokio_peer/net.rs"]
 mod tokio_net;
 
-const USAGE: &str = "usage: net_server --runtime netloop|tokio-mt|tokio-ct-reuseport|smol|mio|futures-floor --mode echo|http \
+const USAGE: &str = "usage: net_server --runtime netloop|tokio-mt|tokio-ct-reuseport|smol|mio|futures-floor|monoio --mode echo|http \
                      [--addr 127.0.0.1:0] [--threads 1] [--max-seconds 600]";
 
 struct Args {
@@ -98,6 +106,12 @@ fn main() -> ExitCode {
         "tokio-mt" => tokio_net::multi_thread(addr, mode, threads, on_listen),
         "tokio-ct-reuseport" => tokio_net::current_thread_reuseport(addr, mode, threads, on_listen),
         "smol" => smol_net::server(addr, mode, threads, on_listen),
+        #[cfg(all(feature = "monoio", target_os = "linux"))]
+        "monoio" => monoio_net::server(addr, mode, threads, on_listen),
+        #[cfg(not(all(feature = "monoio", target_os = "linux")))]
+        "monoio" => Err(std::io::Error::other(
+            "built without monoio: cargo build --release -p netloop-benches --example net_server --features monoio (Linux)",
+        )),
         "mio" if threads == 1 => mio_server::run(addr, mode, on_listen),
         "mio" => Err(std::io::Error::other("the mio floor is single-threaded: --threads 1")),
         "futures-floor" if threads == 1 => futures_floor::run(addr, mode, on_listen),

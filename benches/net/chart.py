@@ -22,6 +22,7 @@ SHAPE_LABELS = {
     "echo-1k-rate": "echo 1 KiB, 50k req/s",
     "http-wrk": "HTTP, wrk closed loop",
     "http-rate": "HTTP, 50k req/s",
+    "http": "HTTP, closed loop",
 }
 # One colour per server, the floors in greys so the runtimes stand out.
 COLOURS = {
@@ -31,6 +32,8 @@ COLOURS = {
     "tokio-mt": "#ff7f0e",
     "tokio-ct-reuseport": "#ffbb78",
     "smol": "#2ca02c",
+    "netloop-uring": "#17becf",
+    "monoio": "#d62728",
 }
 SERVER_LABELS = {
     "mio": "mio loop (floor)",
@@ -39,6 +42,8 @@ SERVER_LABELS = {
     "tokio-mt": "tokio multi_thread",
     "tokio-ct-reuseport": "tokio per core (reuseport)",
     "smol": "smol",
+    "netloop-uring": "netloop on io_uring",
+    "monoio": "monoio (io_uring)",
 }
 
 
@@ -121,7 +126,11 @@ def svg(cpu, title):
                     f'transform="rotate(-90 {tx:.1f} {ty:.1f})">{v / floor:.2f}</text>'
                 )
         # Two lines ("echo 64 B," / "closed loop"): one would overrun the next group.
-        first, _, second = SHAPE_LABELS.get(shape, shape).partition(", ")
+        # A case of several connection counts is SHAPE@cN: "echo 64 B," / "closed loop, N conn.".
+        name, _, conns = shape.partition("@c")
+        first, _, second = SHAPE_LABELS.get(name, name).partition(", ")
+        if conns:
+            second = f"{second}, {conns} conn." if second else f"{conns} conn."
         cx = gx + group_w / 2
         out.append(f'<text x="{cx:.1f}" y="{top + plot_h + 16}" text-anchor="middle">{escape(first)}</text>')
         out.append(f'<text x="{cx:.1f}" y="{top + plot_h + 30}" text-anchor="middle">{escape(second)}</text>')
