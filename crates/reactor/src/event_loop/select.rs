@@ -254,6 +254,7 @@ pub(super) fn dispatch_events(core: &Core, wake_buf: &mut Vec<Waker>) -> IoPass 
         if selector.events().is_empty() {
             return pass;
         }
+        core.shared.io.events_arrived();
         let in_place = |waker: &Waker| wake_in_place::<Arc<Shared>>(core, waker);
         for event in selector.events().iter() {
             if event.token() == WAKER_TOKEN {
