@@ -765,6 +765,31 @@ fn a_deferred_source_of_a_shut_down_loop_reads_what_is_there_then_reports_shutdo
 }
 
 #[test]
+fn a_registration_made_off_the_loop_is_read_there_after_the_kernel_returns_its_event() {
+    // The loop reads a registration made on another thread as soon as a select returns
+    // its event: nothing of ours orders the registering thread's writes before those
+    // reads, only the kernel (epoll_ctl, then the epoll_wait that returns the event).
+    // This thread does nothing else the loop could synchronize with until the loop has
+    // counted the event (the metrics are relaxed loads), so under ThreadSanitizer (the
+    // CI step) this checks that the kernel's edge is one TSan sees
+    // (`io/registration_set.rs`).
+    with_timeout(5, || {
+        let r = start_loop();
+        let (a, mut b) = UnixStream::pair().unwrap();
+        b.write_all(b"x").unwrap();
+        let events_before = r.handle.metrics().io_events;
+        let a = r.handle.register(a, Interest::READABLE).unwrap();
+        let deadline = Instant::now() + secs(3);
+        while r.handle.metrics().io_events == events_before {
+            assert!(Instant::now() < deadline, "the loop never counted the readable event");
+            thread::yield_now();
+        }
+        drop(a);
+        r.shutdown(secs(1));
+    });
+}
+
+#[test]
 fn dropping_a_poll_evented_lowers_registrations() {
     with_timeout(5, || {
         let r = start_loop();

@@ -261,6 +261,7 @@ pub(super) fn dispatch_events(core: &Core, wake_buf: &mut Vec<Waker>) -> IoPass 
         if selector.events().is_empty() {
             break 'events;
         }
+        core.shared.io.events_arrived();
         for event in selector.events().iter() {
             if event.token() == WAKER_TOKEN {
                 pass.wakeups += 1;

@@ -16,6 +16,25 @@
 //!
 //! Registering and removing take the set's lock, from any thread; they happen once per
 //! connection. Dispatching an event, once per wake-up, takes no lock.
+//!
+//! # How the loop sees a registration made on another thread
+//!
+//! The registering thread writes the `Readiness` (in [`insert`](RegistrationSet::insert))
+//! and then adds its source to the loop's epoll instance (`epoll_ctl`); the loop reads
+//! the `Readiness` only after an `epoll_wait` returned its token. The kernel orders the
+//! two calls (both take the epoll instance's lock, and the wait returns an event the
+//! addition made), so the writes happen before the reads, with no lock or atomic of
+//! ours in between.
+//!
+//! ThreadSanitizer models this edge only between calls on the same descriptor number,
+//! and the loop's `Registry` is a duplicate of the `Poll`'s descriptor
+//! (`Registry::try_clone`, an `fcntl(F_DUPFD_CLOEXEC)` that it does not track): it
+//! would report the loop's first reads of each such registration as races. Under
+//! `--cfg netloop_tsan` (the TSan CI step) an atomic of the set stands in for the
+//! kernel: `insert` releases it, and the loop acquires it after every select that
+//! returned events ([`events_arrived`](RegistrationSet::events_arrived)). That is
+//! TSan's own model of epoll (any addition happens before any wait that returns
+//! events), on a word it can follow.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{Acquire, Release};
@@ -31,6 +50,10 @@ pub(crate) struct RegistrationSet {
     inner: Mutex<Inner>,
     /// Set when `inner.released` is not empty: the loop looks here, not at the lock.
     release_pending: AtomicBool,
+    /// The kernel's edge from `epoll_ctl` to `epoll_wait`, made visible to
+    /// ThreadSanitizer (module docs).
+    #[cfg(netloop_tsan)]
+    kernel_edge: std::sync::atomic::AtomicUsize,
 }
 
 #[derive(Default)]
@@ -58,7 +81,18 @@ impl RegistrationSet {
         let entry = inner.live.vacant_entry();
         let io = Arc::new(Readiness::new(entry.key()));
         entry.insert(io.clone());
+        #[cfg(netloop_tsan)]
+        self.kernel_edge.fetch_add(1, Release);
         Some(io)
+    }
+
+    /// Loop side, after a select that returned events and before any of them is read:
+    /// the acquire half of the kernel's edge under `--cfg netloop_tsan` (module docs);
+    /// nothing otherwise.
+    #[inline]
+    pub(crate) fn events_arrived(&self) {
+        #[cfg(netloop_tsan)]
+        self.kernel_edge.load(Acquire);
     }
 
     /// Forgets `io`, whose source the caller has deregistered (or never registered).

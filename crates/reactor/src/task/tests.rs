@@ -421,6 +421,83 @@ fn handles_dropped_and_detached_while_their_tasks_finish_on_another_thread() {
     );
 }
 
+/// A join handle's waker that, woken, says so and holds the waking thread until the
+/// test lets it go. It waits on a relaxed flag, which orders nothing: whatever the test
+/// thread did before letting it go is ordered before what the woken thread does next
+/// only by the code under test.
+struct HoldingWaker {
+    woken: Mutex<mpsc::Sender<()>>,
+    resume: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Wake for HoldingWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let _ = self.woken.lock().unwrap().send(());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !self.resume.load(std::sync::atomic::Ordering::Relaxed) && std::time::Instant::now() < deadline {
+            thread::yield_now();
+        }
+    }
+}
+
+#[test]
+fn the_loop_frees_a_task_whose_output_another_thread_took_while_it_woke_the_handle() {
+    // Finishing, the loop publishes the outcome, wakes the handle's waker, and only then
+    // releases its own reference. Here the handle takes the output and is dropped in
+    // between (its waker holds the loop's thread until then), so the loop's release is
+    // the last and frees the block: the handle's writes to the stage must happen before
+    // that free (the acquire in `ref_dec`). Blocking-pool tasks awaited from a loop take
+    // this path whenever the awaiting thread is quick. Under ThreadSanitizer (the CI
+    // step) this checks the edge is one TSan sees.
+    let ev = EventLoop::new().unwrap();
+    let h = ev.handle();
+    let runner = thread::spawn(move || {
+        let mut ev = ev;
+        ev.run().unwrap();
+    });
+    let go = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut task = h
+        .spawn({
+            let go = go.clone();
+            poll_fn(move |cx| {
+                if go.load(SeqCst) {
+                    Poll::Ready(vec![7u8; 100])
+                } else {
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                }
+            })
+        })
+        .unwrap();
+    let (woken_tx, woken_rx) = mpsc::channel();
+    let resume = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let waker = Waker::from(Arc::new(HoldingWaker {
+        woken: Mutex::new(woken_tx),
+        resume: resume.clone(),
+    }));
+    assert!(Pin::new(&mut task).poll(&mut Context::from_waker(&waker)).is_pending());
+    go.store(true, SeqCst);
+    woken_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the handle's waker is woken as the task completes");
+    // The loop's thread is inside the wake: its reference is still held.
+    assert_eq!(task.refs(), 2, "the loop's and the handle's");
+    let out = Pin::new(&mut task).poll(&mut Context::from_waker(Waker::noop()));
+    assert_eq!(out, Poll::Ready(vec![7u8; 100]));
+    drop(task);
+    resume.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(
+        h.shutdown_gracefully_with(Duration::ZERO, Duration::from_secs(5))
+            .unwrap(),
+    );
+    h.await_termination(Duration::from_secs(10)).unwrap();
+    runner.join().unwrap();
+}
+
 #[test]
 fn a_remote_task_block_goes_back_to_its_loop_and_serves_the_next_remote_spawn() {
     // Spawned from outside the loop, a task's block comes from the loop's block cache
