@@ -49,6 +49,9 @@ struct Chunk {
 
 #[derive(Debug, Default)]
 struct State {
+    /// Readable as tokio counts it: set by arriving bytes (and at first, an accepted
+    /// socket being assumed readable), cleared only when a read finds nothing.
+    readable: bool,
     chunks: VecDeque<Chunk>,
     /// The receive in flight (its op key), if armed.
     recv: Option<usize>,
@@ -108,7 +111,10 @@ impl RingSocket {
             keeper: Mutex::new(None),
             shared: core.shared.clone(),
             pool,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                readable: true,
+                ..State::default()
+            }),
         }))
     }
 
@@ -215,6 +221,7 @@ impl RingSocket {
                     Err(e) => return Poll::Ready(Err(e)),
                 }
             }
+            state.readable = false;
             if let Some(cx) = cx {
                 match &mut state.reader {
                     Some(w) if w.will_wake(cx.waker()) => {}
@@ -292,7 +299,7 @@ impl RingSocket {
     /// Ready when a read would not wait (data, end of stream or an error).
     pub(crate) fn poll_read_ready(self: &Arc<Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut state = lock(&self.state);
-        if !state.chunks.is_empty() || state.eof || state.read_error.is_some() {
+        if state.readable || !state.chunks.is_empty() || state.eof || state.read_error.is_some() {
             return Poll::Ready(Ok(()));
         }
         if state.loop_gone {
@@ -533,6 +540,7 @@ impl CompletionTarget for RingSocket {
                         start: 0,
                         end: c.result as u32,
                     });
+                    state.readable = true;
                 } else if let Some(bid) = c.buffer() {
                     // A buffer with nothing in it (end of stream): straight back.
                     // SAFETY: handed to us by this completion, given back once.
