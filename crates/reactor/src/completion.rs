@@ -170,11 +170,6 @@ impl RingDriver {
         }
     }
 
-    /// Operations in flight.
-    pub(crate) fn in_flight(&self) -> usize {
-        self.ops.len()
-    }
-
     /// Hands each completion of the last select to its operation's target. Returns
     /// (completions dispatched, wakes that crossed threads).
     pub(crate) fn dispatch(&mut self, in_place: &dyn Fn(&Waker) -> bool, wakers: &mut Vec<Waker>) -> (u64, u64) {

@@ -33,10 +33,6 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    pub(crate) fn new(shared: Arc<Shared>, selector: Selector) -> Core {
-        Core::with_ring(shared, selector, None)
-    }
-
     pub(crate) fn with_ring(
         shared: Arc<Shared>,
         selector: Selector,

@@ -236,11 +236,6 @@ impl BufPool {
         std::alloc::Layout::from_size_align(usize::from(entries) * size, PAGE).expect("the pool fits in memory")
     }
 
-    /// The size of each buffer.
-    pub(crate) fn buffer_size(&self) -> usize {
-        self.size
-    }
-
     /// The first `len` bytes of buffer `bid`.
     ///
     /// # Safety

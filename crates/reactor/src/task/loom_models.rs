@@ -349,7 +349,7 @@ fn a_move_racing_an_abort_loses_nothing() {
             owner
         ));
         let (selector, _, _) = crate::sys::Selector::new(8, None).expect("epoll");
-        let core = crate::core::Core::new(owner.clone(), selector);
+        let core = crate::core::Core::with_ring(owner.clone(), selector, None);
         // SAFETY: `core` is the local half of the task's owner, on this thread alone.
         unsafe { runnable.run(&core) };
         assert_eq!(drops.load(SeqCst), 0, "an aborted task was polled");
@@ -407,7 +407,7 @@ fn termination_racing_a_remote_wake_drops_each_future_once_on_the_loop() {
     loom::model(|| {
         let shared = shared();
         let (selector, _, _) = crate::sys::Selector::new(8, None).expect("epoll");
-        let core = crate::core::Core::new(shared.clone(), selector);
+        let core = crate::core::Core::with_ring(shared.clone(), selector, None);
         let streams = Arc::new(loom::sync::Mutex::new(None::<Waker>));
         let (took_lock, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         let connection = Connection {
