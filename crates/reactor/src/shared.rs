@@ -67,6 +67,10 @@ pub(crate) struct Shared {
     /// What the loop counts for tokio's unstable worker metrics.
     #[cfg(tokio_unstable)]
     pub(crate) unstable: crate::unstable::UnstableMetrics,
+    /// The loop's index in its executor's group, as the executor numbers them, for
+    /// the spans of the tasks it runs (`EventLoopHandle::set_group_index`).
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    pub(crate) group_index: OnceLock<usize>,
 }
 
 // The hooks (`starter`, `on_task_panic`) are boxed closures, which are not unwind-safe
@@ -112,6 +116,8 @@ impl Shared {
             peers: OnceLock::new(),
             #[cfg(tokio_unstable)]
             unstable,
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            group_index: OnceLock::new(),
         }
     }
 
