@@ -215,7 +215,11 @@ impl Semaphore {
                 return Err(TryAcquireError::NoPermits);
             }
             match self.permits.compare_exchange(curr, curr - needed, AcqRel, AcquireOrd) {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    #[cfg(all(tokio_unstable, feature = "tracing"))]
+                    crate::trace::state_update!(self.resource_span, permits = n, permits.op = "sub");
+                    return Ok(());
+                }
                 Err(actual) => curr = actual,
             }
         }
@@ -257,7 +261,11 @@ impl Semaphore {
         while curr & QUEUED == 0 {
             let next = Self::added(curr, n);
             match self.permits.compare_exchange(curr, next, AcqRel, AcquireOrd) {
-                Ok(_) => return,
+                Ok(_) => {
+                    #[cfg(all(tokio_unstable, feature = "tracing"))]
+                    crate::trace::state_update!(self.resource_span, permits = n, permits.op = "add");
+                    return;
+                }
                 Err(actual) => curr = actual,
             }
         }
@@ -351,7 +359,11 @@ impl Semaphore {
                 .permits
                 .compare_exchange(curr, curr - (take << SHIFT), AcqRel, AcquireOrd)
             {
-                Ok(_) => return take,
+                Ok(_) => {
+                    #[cfg(all(tokio_unstable, feature = "tracing"))]
+                    crate::trace::state_update!(self.resource_span, permits = take, permits.op = "sub");
+                    return take;
+                }
                 Err(actual) => curr = actual,
             }
         }

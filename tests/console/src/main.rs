@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use console_api::field::{Name, Value};
-use console_api::instrument::InstrumentRequest;
 use console_api::instrument::instrument_client::InstrumentClient;
+use console_api::instrument::InstrumentRequest;
 use tracing_subscriber::prelude::*;
 
 const NAMES: [&str; 3] = ["netloop-check-ticker", "netloop-check-locker", "netloop-check-sleeper"];
@@ -179,7 +179,11 @@ async fn check(port: u16) -> Result<(), String> {
         rt.total_steal_count,
         rt.num_remote_schedules
     );
-    if rt.workers_count != WORKERS || rt.total_polls_count == 0 || rt.total_park_count == 0 || rt.total_busy_duration.is_zero() {
+    if rt.workers_count != WORKERS
+        || rt.total_polls_count == 0
+        || rt.total_park_count == 0
+        || rt.total_busy_duration.is_zero()
+    {
         return Err(format!("runtime metrics zero where they must not be: {rt:?}"));
     }
     let t = task_monitor.cumulative();
@@ -187,7 +191,11 @@ async fn check(port: u16) -> Result<(), String> {
         "tokio-metrics tasks: instrumented={} first_polls={} polls={} poll_time={:?} scheduled={}",
         t.instrumented_count, t.first_poll_count, t.total_poll_count, t.total_poll_duration, t.total_scheduled_count
     );
-    if t.instrumented_count != NAMES.len() as u64 || t.first_poll_count == 0 || t.total_poll_count == 0 || t.total_poll_duration.is_zero() {
+    if t.instrumented_count != NAMES.len() as u64
+        || t.first_poll_count == 0
+        || t.total_poll_count == 0
+        || t.total_poll_duration.is_zero()
+    {
         return Err(format!("task metrics zero where they must not be: {t:?}"));
     }
     Ok(())

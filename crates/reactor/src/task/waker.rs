@@ -57,7 +57,7 @@ pub fn record_span_id(waker: &Waker, span_id: u64) -> bool {
 /// The caller holds a reference to the task.
 #[cfg(all(tokio_unstable, feature = "tracing"))]
 #[inline]
-unsafe fn trace_op(ptr: NonNull<Header>, op: &'static str) {
+pub(super) unsafe fn trace_op(ptr: NonNull<Header>, op: &'static str) {
     // SAFETY: the caller's reference keeps the block alive.
     let id = unsafe { header(ptr) }
         .span_id
@@ -70,7 +70,7 @@ unsafe fn trace_op(ptr: NonNull<Header>, op: &'static str) {
 /// Without tokio's `tracing`, wakers emit nothing and this is gone.
 #[cfg(not(all(tokio_unstable, feature = "tracing")))]
 #[inline(always)]
-unsafe fn trace_op(_: NonNull<Header>, _: &'static str) {}
+pub(super) unsafe fn trace_op(_: NonNull<Header>, _: &'static str) {}
 
 unsafe fn clone_waker(data: *const ()) -> RawWaker {
     // SAFETY: called through `WAKER_VTABLE`.

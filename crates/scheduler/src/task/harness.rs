@@ -95,7 +95,10 @@ impl Origin {
 
     /// A blocking task running a closure of type `F` (its name goes to the span).
     #[inline(always)]
-    #[cfg_attr(not(all(tokio_unstable, feature = "tracing")), allow(clippy::extra_unused_type_parameters))]
+    #[cfg_attr(
+        not(all(tokio_unstable, feature = "tracing")),
+        allow(clippy::extra_unused_type_parameters)
+    )]
     pub(crate) fn blocking<F>(self) -> Origin {
         #[cfg(all(tokio_unstable, feature = "tracing"))]
         return Origin {
