@@ -349,6 +349,9 @@ impl Future for Sleep {
     #[cfg(all(tokio_unstable, feature = "tracing"))]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.pinned_mut();
+        if this.elapsed {
+            return Poll::Ready(());
+        }
         // Taken out for the poll, which needs the rest of the sleep mutably, and put
         // back after it (a panic in the poll leaves disabled spans).
         let spans = std::mem::replace(&mut this.spans, trace::SleepSpans::none());
@@ -357,7 +360,7 @@ impl Future for Sleep {
             match trace::poll_op(netloop_reactor::coop::poll_proceed(cx)) {
                 Poll::Pending => Poll::Pending,
                 Poll::Ready(coop) => {
-                    if this.registered.is_none() && !this.elapsed {
+                    if this.registered.is_none() {
                         trace::duration(this.deadline);
                     }
                     trace::poll_op(this.poll_elapsed(cx, coop))
@@ -371,19 +374,20 @@ impl Future for Sleep {
     #[cfg(not(all(tokio_unstable, feature = "tracing")))]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.pinned_mut();
+        if this.elapsed {
+            return Poll::Ready(());
+        }
         let coop = std::task::ready!(netloop_reactor::coop::poll_proceed(cx));
         this.poll_elapsed(cx, coop)
     }
 }
 
 impl Sleep {
-    /// A poll that the cooperative budget allows (`coop`).
+    /// A poll of a sleep that has not completed, which the cooperative budget allows
+    /// (`coop`).
     #[inline(always)]
     fn poll_elapsed(&mut self, cx: &mut Context<'_>, coop: netloop_reactor::coop::RestoreOnPending) -> Poll<()> {
         let this = self;
-        if this.elapsed {
-            return Poll::Ready(());
-        }
         let polled = match &mut this.registered {
             Some(Registration::Local(key)) => {
                 match this.event_loop.poll_timer(key, cx.waker()) {
