@@ -1,6 +1,7 @@
 //! [`Semaphore`]: a fair counting semaphore for async code, and its permits.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 
 use crate::batch_semaphore as ll;
@@ -86,15 +87,16 @@ impl Semaphore {
         }
     }
 
-    /// The low-level acquire of `n` permits, as tokio's async op `source` of the
-    /// semaphore with tokio's `tracing`.
-    async fn acquire_ll(&self, n: usize, source: &'static str) -> Result<(), AcquireError> {
+    /// The low-level acquire of `n` permits: without tokio's `tracing` the batch
+    /// semaphore's own future, with it that future as tokio's async op `source`.
+    #[inline(always)]
+    fn acquire_ll(&self, n: usize, source: &'static str) -> impl Future<Output = Result<(), AcquireError>> + '_ {
         #[cfg(all(tokio_unstable, feature = "tracing"))]
-        return crate::trace::async_op(&self.resource_span, source, true, || self.ll_sem.acquire(n)).await;
+        return crate::trace::async_op(&self.resource_span, source, true, move || self.ll_sem.acquire(n));
         #[cfg(not(all(tokio_unstable, feature = "tracing")))]
         {
             let _ = source;
-            self.ll_sem.acquire(n).await
+            self.ll_sem.acquire(n)
         }
     }
 
