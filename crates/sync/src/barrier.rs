@@ -1,6 +1,7 @@
 //! [`Barrier`]: tasks wait until a set number of them have arrived, then all go on.
 
 use std::fmt;
+use std::future::Future;
 use std::task::{Context, Poll, Waker, ready};
 
 use crate::loom::lock;
@@ -78,11 +79,12 @@ impl Barrier {
     ///
     /// Not cancel safe: the arrival counts from the first poll, and dropping the
     /// future afterwards does not take it back.
-    pub async fn wait(&self) -> BarrierWaitResult {
+    pub fn wait(&self) -> impl Future<Output = BarrierWaitResult> + '_ {
+        // Without tokio's `tracing`, the wait's own future: no layer around it.
         #[cfg(all(tokio_unstable, feature = "tracing"))]
-        return crate::trace::async_op(&self.resource_span, "Barrier::wait", false, || self.wait_traced()).await;
+        return crate::trace::async_op(&self.resource_span, "Barrier::wait", false, || self.wait_traced());
         #[cfg(not(all(tokio_unstable, feature = "tracing")))]
-        return self.wait_untraced().await;
+        self.wait_untraced()
     }
 
     /// [`wait`](Self::wait), in its async op: tokio's events of an arrival.
