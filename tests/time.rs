@@ -389,3 +389,23 @@ fn a_budget_hungry_future_still_times_out() {
         })
     });
 }
+
+/// A sleep that has completed stays ready, whatever the task's budget: polling it again
+/// spends none and is never turned away.
+#[test]
+fn a_completed_sleep_is_ready_without_budget() {
+    test_body(|| {
+        current().block_on(async {
+            let mut sleep = std::pin::pin!(time::sleep(MS));
+            sleep.as_mut().await;
+            std::future::poll_fn(|cx| {
+                while let std::task::Poll::Ready(spent) = netloop::task::coop::poll_proceed(cx) {
+                    spent.made_progress();
+                }
+                assert!(sleep.as_mut().poll(cx).is_ready(), "a completed sleep was turned away");
+                std::task::Poll::Ready(())
+            })
+            .await;
+        });
+    });
+}

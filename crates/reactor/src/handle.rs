@@ -367,6 +367,20 @@ impl EventLoopHandle {
         spawn::spawn_movable(&self.shared, future, id)
     }
 
+    /// Records the loop's index in its executor's group, once (later calls are
+    /// ignored): what [`group_index`](Self::group_index) answers, for tokio's task
+    /// spans (`--cfg tokio_unstable` and the `tracing` feature).
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    pub fn set_group_index(&self, index: usize) {
+        let _ = self.shared.group_index.set(index);
+    }
+
+    /// The loop's index in its executor's group, if the executor recorded it.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    pub fn group_index(&self) -> Option<usize> {
+        self.shared.group_index.get().copied()
+    }
+
     /// Introduces the loops of one group to each other, once, at build: from then on a
     /// busy loop hands tasks that have not started yet to an idle one (see
     /// [`spawn_movable_with_id`](Self::spawn_movable_with_id)). The first 64 loops take

@@ -70,6 +70,10 @@ pub(crate) struct Shared {
     /// True if the loop runs on io_uring (its `Core` has a ring): its streams and
     /// listeners take the completion path.
     pub(crate) on_ring: AtomicBool,
+    /// The loop's index in its executor's group, as the executor numbers them, for
+    /// the spans of the tasks it runs (`EventLoopHandle::set_group_index`).
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    pub(crate) group_index: OnceLock<usize>,
 }
 
 // The hooks (`starter`, `on_task_panic`) are boxed closures, which are not unwind-safe
@@ -116,6 +120,8 @@ impl Shared {
             #[cfg(tokio_unstable)]
             unstable,
             on_ring: AtomicBool::new(false),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            group_index: OnceLock::new(),
         }
     }
 

@@ -96,7 +96,16 @@ impl BlockingPool {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.spawn_with_id(move |_| f(), Origin::caller())
+        self.spawn_at(f, Origin::caller())
+    }
+
+    /// `spawn` from a spawn at `origin`.
+    pub(crate) fn spawn_at<F, R>(&self, f: F, origin: Origin) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.spawn_with_id(move |_| f(), origin.blocking::<F>())
     }
 
     /// `spawn` for a closure that needs its own task id, spawned at `origin`.

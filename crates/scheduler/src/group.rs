@@ -171,6 +171,10 @@ impl EventLoopGroup {
                 thread: Mutex::new(None),
             });
         }
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        for (index, slot) in slots.iter().enumerate() {
+            slot.handle.set_group_index(index);
+        }
         // A busy loop hands tasks it has not started to an idle peer (issue 35), unless
         // `NETLOOP_SHARE_UNSTARTED=0` keeps every spawn on its loop, as before.
         if share_unstarted() {

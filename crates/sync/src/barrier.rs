@@ -1,6 +1,7 @@
 //! [`Barrier`]: tasks wait until a set number of them have arrived, then all go on.
 
 use std::fmt;
+use std::future::Future;
 use std::task::{Context, Poll, Waker, ready};
 
 use crate::loom::lock;
@@ -28,6 +29,9 @@ use netloop_reactor::coop;
 pub struct Barrier {
     n: usize,
     state: Mutex<Round>,
+    /// tokio's `runtime.resource` span of the barrier.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    resource_span: tracing::Span,
 }
 
 /// The current round.
@@ -43,8 +47,20 @@ struct Round {
 impl Barrier {
     /// Creates a barrier for `n` tasks. `n == 0` acts as `n == 1`: every wait returns
     /// at once (and is the leader), as with `std::sync::Barrier`.
+    #[cfg_attr(all(tokio_unstable, feature = "tracing"), track_caller)]
     pub fn new(n: usize) -> Barrier {
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        let resource_span = {
+            let span = crate::trace::resource_span!("tokio::sync::barrier", "Barrier", std::panic::Location::caller());
+            span.in_scope(|| {
+                tracing::trace!(target: "runtime::resource::state_update", size = n);
+                tracing::trace!(target: "runtime::resource::state_update", arrived = 0);
+            });
+            span
+        };
         Barrier {
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span,
             n: n.max(1),
             state: Mutex::new(Round {
                 arrived: 0,
@@ -63,7 +79,29 @@ impl Barrier {
     ///
     /// Not cancel safe: the arrival counts from the first poll, and dropping the
     /// future afterwards does not take it back.
-    pub async fn wait(&self) -> BarrierWaitResult {
+    pub fn wait(&self) -> impl Future<Output = BarrierWaitResult> + '_ {
+        // Without tokio's `tracing`, the wait's own future: no layer around it.
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        return crate::trace::async_op(&self.resource_span, "Barrier::wait", false, || self.wait_traced());
+        #[cfg(not(all(tokio_unstable, feature = "tracing")))]
+        self.wait_untraced()
+    }
+
+    /// [`wait`](Self::wait), in its async op: tokio's events of an arrival.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    async fn wait_traced(&self) -> BarrierWaitResult {
+        self.resource_span.in_scope(|| {
+            tracing::trace!(target: "runtime::resource::state_update", arrived = 1, arrived.op = "add");
+        });
+        tracing::trace!(target: "runtime::resource::async_op::state_update", arrived = true);
+        let result = self.wait_untraced().await;
+        if result.is_leader() {
+            tracing::trace!(target: "runtime::resource::async_op::state_update", is_leader = true);
+        }
+        result
+    }
+
+    async fn wait_untraced(&self) -> BarrierWaitResult {
         // In a block, so that the guard is not part of the future's state.
         let generation = {
             let mut round = lock(&self.state);

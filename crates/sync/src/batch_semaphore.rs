@@ -60,6 +60,10 @@ const WAKE_BATCH: usize = 32;
 pub(crate) struct Semaphore {
     permits: AtomicUsize,
     waiters: Mutex<Waitlist>,
+    /// tokio's internal `runtime.resource` span of the semaphore (`is_internal`),
+    /// made in the scope of the primitive that owns it, if any.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    pub(crate) resource_span: tracing::Span,
 }
 
 struct Waitlist {
@@ -74,6 +78,9 @@ struct Node {
     /// Permits still missing.
     remaining: usize,
     waker: Option<Waker>,
+    /// The waiter's async-op span, in which its obtained permits are reported.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    span: tracing::Span,
 }
 
 /// The error of an acquire on a closed semaphore.
@@ -105,6 +112,19 @@ impl Semaphore {
             "a semaphore may not have more than MAX_PERMITS permits ({})",
             Self::MAX_PERMITS
         );
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        let resource_span = {
+            let span = tracing::trace_span!(
+                target: "tokio::sync::batch_semaphore",
+                parent: None,
+                "runtime.resource",
+                concrete_type = "Semaphore",
+                kind = "Sync",
+                is_internal = true,
+            );
+            crate::trace::state_update!(span, permits = permits, permits.op = "override");
+            span
+        };
         Semaphore {
             permits: AtomicUsize::new(permits << SHIFT),
             waiters: Mutex::new(Waitlist {
@@ -112,6 +132,8 @@ impl Semaphore {
                 closed: false,
                 next_id: 0,
             }),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span,
         }
     }
 
@@ -127,6 +149,8 @@ impl Semaphore {
                 closed: false,
                 next_id: 0,
             }),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span: tracing::Span::none(),
         }
     }
 
@@ -139,6 +163,8 @@ impl Semaphore {
                 closed: true,
                 next_id: 0,
             }),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span: tracing::Span::none(),
         }
     }
 
@@ -152,6 +178,8 @@ impl Semaphore {
                 closed: true,
                 next_id: 0,
             }),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span: tracing::Span::none(),
         }
     }
 
@@ -187,7 +215,11 @@ impl Semaphore {
                 return Err(TryAcquireError::NoPermits);
             }
             match self.permits.compare_exchange(curr, curr - needed, AcqRel, AcquireOrd) {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    #[cfg(all(tokio_unstable, feature = "tracing"))]
+                    crate::trace::state_update!(self.resource_span, permits = n, permits.op = "sub");
+                    return Ok(());
+                }
                 Err(actual) => curr = actual,
             }
         }
@@ -209,6 +241,8 @@ impl Semaphore {
             sem: self,
             num_permits: n,
             state: State::Idle,
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            spans: AcquireSpans::new(&self.resource_span, n),
         }
     }
 
@@ -227,7 +261,11 @@ impl Semaphore {
         while curr & QUEUED == 0 {
             let next = Self::added(curr, n);
             match self.permits.compare_exchange(curr, next, AcqRel, AcquireOrd) {
-                Ok(_) => return,
+                Ok(_) => {
+                    #[cfg(all(tokio_unstable, feature = "tracing"))]
+                    crate::trace::state_update!(self.resource_span, permits = n, permits.op = "add");
+                    return;
+                }
                 Err(actual) => curr = actual,
             }
         }
@@ -269,6 +307,8 @@ impl Semaphore {
                         break;
                     }
                     let served = guard.queue.pop_front().expect("the front node exists");
+                    #[cfg(all(tokio_unstable, feature = "tracing"))]
+                    wakers.served(served.span, take);
                     wakers.push(served.waker);
                 }
             }
@@ -286,9 +326,18 @@ impl Semaphore {
                         Err(actual) => curr = actual,
                     }
                 }
+                #[cfg(all(tokio_unstable, feature = "tracing"))]
+                if rem > 0 {
+                    crate::trace::state_update!(self.resource_span, permits = rem, permits.op = "add");
+                }
                 rem = 0;
             }
             drop(guard);
+            // The count is settled and the lock released: a panicking subscriber
+            // loses no permit (the served waiters' wakes are then lost, not their
+            // permits; a poll finds them served).
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            wakers.trace_served();
             wakers.wake_all();
             if rem == 0 {
                 return;
@@ -310,7 +359,11 @@ impl Semaphore {
                 .permits
                 .compare_exchange(curr, curr - (take << SHIFT), AcqRel, AcquireOrd)
             {
-                Ok(_) => return take,
+                Ok(_) => {
+                    #[cfg(all(tokio_unstable, feature = "tracing"))]
+                    crate::trace::state_update!(self.resource_span, permits = take, permits.op = "sub");
+                    return take;
+                }
                 Err(actual) => curr = actual,
             }
         }
@@ -345,6 +398,9 @@ impl fmt::Debug for Semaphore {
 struct WakeBatch {
     wakers: [Option<Waker>; WAKE_BATCH],
     len: usize,
+    /// The served waiters' async-op spans and the permits each got last.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    served: Vec<(tracing::Span, usize)>,
 }
 
 impl WakeBatch {
@@ -352,6 +408,21 @@ impl WakeBatch {
         WakeBatch {
             wakers: [const { None }; WAKE_BATCH],
             len: 0,
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            served: Vec::new(),
+        }
+    }
+
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    fn served(&mut self, span: tracing::Span, permits: usize) {
+        self.served.push((span, permits));
+    }
+
+    /// tokio's event of each served waiter, in its async op.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    fn trace_served(&mut self) {
+        for (span, permits) in self.served.drain(..) {
+            crate::trace::async_op_update!(span, permits_obtained = permits, permits.op = "add");
         }
     }
 
@@ -398,6 +469,56 @@ pub(crate) struct Acquire<'a> {
     sem: &'a Semaphore,
     num_permits: usize,
     state: State,
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    spans: AcquireSpans,
+}
+
+/// tokio's async-op spans of an acquire (`Acquire::new`), in the semaphore's scope.
+#[cfg(all(tokio_unstable, feature = "tracing"))]
+struct AcquireSpans {
+    async_op: tracing::Span,
+    async_op_poll: tracing::Span,
+}
+
+#[cfg(all(tokio_unstable, feature = "tracing"))]
+impl AcquireSpans {
+    fn new(resource: &tracing::Span, requested: usize) -> AcquireSpans {
+        resource.in_scope(|| {
+            let async_op = tracing::trace_span!(
+                target: "tokio::sync::batch_semaphore",
+                "runtime.resource.async_op",
+                source = "Acquire::new",
+            );
+            let async_op_poll = async_op.in_scope(|| {
+                tracing::trace!(
+                    target: "runtime::resource::async_op::state_update",
+                    permits_requested = requested,
+                    permits.op = "override",
+                );
+                tracing::trace!(
+                    target: "runtime::resource::async_op::state_update",
+                    permits_obtained = 0usize,
+                    permits.op = "override",
+                );
+                tracing::trace_span!(target: "tokio::sync::batch_semaphore", "runtime.resource.async_op.poll")
+            });
+            AcquireSpans {
+                async_op,
+                async_op_poll,
+            }
+        })
+    }
+}
+
+impl Semaphore {
+    /// `taken` permits went from the semaphore to a waiter whose async op is
+    /// `async_op`: tokio's events, emitted once the permits are recorded as the
+    /// waiter's, so that a panicking subscriber loses none.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    fn trace_taken(&self, async_op: &tracing::Span, taken: usize) {
+        crate::trace::state_update!(self.resource_span, permits = taken, permits.op = "sub");
+        crate::trace::async_op_update!(async_op, permits_obtained = taken, permits.op = "add");
+    }
 }
 
 impl fmt::Debug for Acquire<'_> {
@@ -411,14 +532,55 @@ impl fmt::Debug for Acquire<'_> {
 impl Future for Acquire<'_> {
     type Output = Result<(), AcquireError>;
 
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let sem = this.sem;
+        let _resource = sem.resource_span.enter();
+        let spans = std::mem::replace(
+            &mut this.spans,
+            AcquireSpans {
+                async_op: tracing::Span::none(),
+                async_op_poll: tracing::Span::none(),
+            },
+        );
+        let polled = {
+            let _async_op = spans.async_op.enter();
+            let _poll = spans.async_op_poll.enter();
+            let polled = this.poll_acquire(cx, &spans.async_op);
+            tracing::trace!(target: "runtime::resource::poll_op", op_name = "poll_acquire", is_ready = polled.is_ready());
+            polled
+        };
+        this.spans = spans;
+        polled
+    }
+
+    #[cfg(not(all(tokio_unstable, feature = "tracing")))]
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.get_mut().poll_acquire(cx)
+    }
+}
+
+impl Acquire<'_> {
+    /// The poll; `async_op`: the acquire's span, with tokio's `tracing`.
+    #[inline(always)]
+    fn poll_acquire(
+        &mut self,
+        cx: &mut Context<'_>,
+        #[cfg(all(tokio_unstable, feature = "tracing"))] async_op: &tracing::Span,
+    ) -> Poll<Result<(), AcquireError>> {
         // A task trace stops here, before any permit is taken (tokio_unstable).
         #[cfg(tokio_unstable)]
         ready!(netloop_reactor::trace::trace_leaf(cx));
-        let this = self.get_mut();
+        let this = self;
         let sem = this.sem;
         match this.state {
-            State::Idle => ready!(this.poll_first(cx))?,
+            State::Idle => ready!(this.poll_first(
+                cx,
+                #[cfg(all(tokio_unstable, feature = "tracing"))]
+                async_op
+            ))?,
             State::Waiting { key, id } => {
                 if sem.is_closed() {
                     return Poll::Ready(Err(AcquireError(())));
@@ -455,7 +617,11 @@ impl Future for Acquire<'_> {
 impl Acquire<'_> {
     /// The first poll: take the permits if free, else take what is free and queue.
     /// `Ready(Ok)` leaves the state at `Holding`.
-    fn poll_first(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), AcquireError>> {
+    fn poll_first(
+        &mut self,
+        cx: &mut Context<'_>,
+        #[cfg(all(tokio_unstable, feature = "tracing"))] async_op: &tracing::Span,
+    ) -> Poll<Result<(), AcquireError>> {
         let sem = self.sem;
         let needed = self.num_permits << SHIFT;
         let mut guard = None;
@@ -469,6 +635,8 @@ impl Acquire<'_> {
                 match sem.permits.compare_exchange(curr, curr - needed, AcqRel, AcquireOrd) {
                     Ok(_) => {
                         self.state = State::Holding;
+                        #[cfg(all(tokio_unstable, feature = "tracing"))]
+                        sem.trace_taken(async_op, self.num_permits);
                         return Poll::Ready(Ok(()));
                     }
                     Err(actual) => curr = actual,
@@ -498,8 +666,13 @@ impl Acquire<'_> {
             id,
             remaining: self.num_permits - taken,
             waker: Some(cx.waker().clone()),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            span: async_op.clone(),
         });
         self.state = State::Waiting { key, id };
+        drop(guard);
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        sem.trace_taken(async_op, taken);
         Poll::Pending
     }
 }

@@ -14,6 +14,8 @@ mod blocking;
 // The shim names every atomic a primitive may use, used or not.
 #[allow(dead_code, unused_imports)]
 mod loom;
+#[cfg(all(tokio_unstable, feature = "tracing"))]
+mod trace;
 mod waiters;
 
 mod batch_semaphore;

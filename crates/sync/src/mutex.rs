@@ -27,6 +27,9 @@ use crate::guard::{self, guard_deref, guard_deref_mut};
 /// ```
 pub struct Mutex<T: ?Sized> {
     s: ll::Semaphore,
+    /// tokio's `runtime.resource` span of the mutex.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    resource_span: tracing::Span,
     c: UnsafeCell<T>,
 }
 
@@ -102,6 +105,21 @@ impl<T: ?Sized> Mutex<T> {
     where
         T: Sized,
     {
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        {
+            let resource_span =
+                crate::trace::resource_span!("tokio::sync::mutex", "Mutex", std::panic::Location::caller());
+            let s = resource_span.in_scope(|| {
+                tracing::trace!(target: "runtime::resource::state_update", locked = false);
+                ll::Semaphore::new(1)
+            });
+            Mutex {
+                s,
+                resource_span,
+                c: UnsafeCell::new(t),
+            }
+        }
+        #[cfg(not(all(tokio_unstable, feature = "tracing")))]
         Mutex {
             s: ll::Semaphore::new(1),
             c: UnsafeCell::new(t),
@@ -120,6 +138,8 @@ impl<T: ?Sized> Mutex<T> {
     {
         Mutex {
             s: ll::Semaphore::const_new(1),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span: tracing::Span::none(),
             c: UnsafeCell::new(t),
         }
     }
@@ -128,7 +148,7 @@ impl<T: ?Sized> Mutex<T> {
     ///
     /// Cancel safe: dropping the future gives up its place in the queue.
     pub async fn lock(&self) -> MutexGuard<'_, T> {
-        self.acquire().await;
+        self.acquire("Mutex::lock").await;
         MutexGuard { lock: self }
     }
 
@@ -155,21 +175,42 @@ impl<T: ?Sized> Mutex<T> {
     /// Waits for the lock, returning a guard that keeps the mutex alive through its
     /// [`Arc`] (so it can be moved into a spawned task).
     pub async fn lock_owned(self: Arc<Self>) -> OwnedMutexGuard<T> {
-        self.acquire().await;
+        self.acquire("Mutex::lock_owned").await;
         OwnedMutexGuard { lock: self }
     }
 
-    async fn acquire(&self) {
-        if self.s.acquire(1).await.is_err() {
+    /// Waits for the semaphore's one permit: tokio's async op `source` with its
+    /// `tracing`, then the `locked` update.
+    async fn acquire(&self, source: &'static str) {
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        let acquired = crate::trace::async_op(&self.resource_span, source, false, || self.s.acquire(1)).await;
+        #[cfg(not(all(tokio_unstable, feature = "tracing")))]
+        let acquired = {
+            let _ = source;
+            self.s.acquire(1).await
+        };
+        if acquired.is_err() {
             // A mutex's semaphore is never closed.
             unreachable!()
         }
+        self.trace_locked(true);
+    }
+
+    /// tokio's `locked` state update (nothing without its `tracing`).
+    #[inline(always)]
+    fn trace_locked(&self, locked: bool) {
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        crate::trace::state_update!(self.resource_span, locked = locked);
+        let _ = locked;
     }
 
     /// Takes the lock if it is free now.
     pub fn try_lock(&self) -> Result<MutexGuard<'_, T>, TryLockError> {
         match self.s.try_acquire(1) {
-            Ok(()) => Ok(MutexGuard { lock: self }),
+            Ok(()) => {
+                self.trace_locked(true);
+                Ok(MutexGuard { lock: self })
+            }
             Err(_) => Err(TryLockError(())),
         }
     }
@@ -182,7 +223,10 @@ impl<T: ?Sized> Mutex<T> {
     /// Takes the lock if it is free now, returning an owned guard.
     pub fn try_lock_owned(self: Arc<Self>) -> Result<OwnedMutexGuard<T>, TryLockError> {
         match self.s.try_acquire(1) {
-            Ok(()) => Ok(OwnedMutexGuard { lock: self }),
+            Ok(()) => {
+                self.trace_locked(true);
+                Ok(OwnedMutexGuard { lock: self })
+            }
             Err(_) => Err(TryLockError(())),
         }
     }
@@ -231,12 +275,14 @@ guard_deref_mut!([T: ?Sized, U: ?Sized] OwnedMappedMutexGuard<T, U> => U);
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         self.lock.s.release(1);
+        self.lock.trace_locked(false);
     }
 }
 
 impl<T: ?Sized> Drop for OwnedMutexGuard<T> {
     fn drop(&mut self) {
         self.lock.s.release(1);
+        self.lock.trace_locked(false);
     }
 }
 
@@ -249,6 +295,7 @@ impl<T: ?Sized> Drop for MappedMutexGuard<'_, T> {
 impl<T: ?Sized, U: ?Sized> Drop for OwnedMappedMutexGuard<T, U> {
     fn drop(&mut self) {
         self.lock.s.release(1);
+        self.lock.trace_locked(false);
     }
 }
 

@@ -294,6 +294,7 @@ impl<T> Drop for Inner<T> {
 }
 
 /// Creates a oneshot channel: the [`Sender`] sends one value to the [`Receiver`].
+#[cfg_attr(all(tokio_unstable, feature = "tracing"), track_caller)]
 pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
     let inner = Arc::new(Inner {
         state: AtomicUsize::new(0),
@@ -301,12 +302,60 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
         rx_waker: WakerCell::new(),
         tx_waker: WakerCell::new(),
     });
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    let spans = ChannelSpans::new(std::panic::Location::caller());
     (
         Sender {
             inner: Some(inner.clone()),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span: spans.resource.clone(),
         },
-        Receiver { inner: Some(inner) },
+        Receiver {
+            inner: Some(inner),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            spans,
+        },
     )
+}
+
+/// tokio's spans of a channel (`--cfg tokio_unstable` and its `tracing`): the
+/// `runtime.resource` span `Sender|Receiver`, with the receiver's async op
+/// (`Receiver::await`) and its poll span, in the order they are dropped.
+#[cfg(all(tokio_unstable, feature = "tracing"))]
+struct ChannelSpans {
+    resource: tracing::Span,
+    async_op: tracing::Span,
+    async_op_poll: tracing::Span,
+}
+
+#[cfg(all(tokio_unstable, feature = "tracing"))]
+impl ChannelSpans {
+    fn new(at: &'static std::panic::Location<'static>) -> ChannelSpans {
+        let resource = crate::trace::resource_span!("tokio::sync::oneshot", "Sender|Receiver", at);
+        crate::trace::state_update!(resource, tx_dropped = false, tx_dropped.op = "override");
+        crate::trace::state_update!(resource, rx_dropped = false, rx_dropped.op = "override");
+        crate::trace::state_update!(resource, value_sent = false, value_sent.op = "override");
+        crate::trace::state_update!(resource, value_received = false, value_received.op = "override");
+        let async_op = resource.in_scope(|| {
+            tracing::trace_span!(target: "tokio::sync::oneshot", "runtime.resource.async_op", source = "Receiver::await")
+        });
+        let async_op_poll = async_op
+            .in_scope(|| tracing::trace_span!(target: "tokio::sync::oneshot", "runtime.resource.async_op.poll"));
+        ChannelSpans {
+            resource,
+            async_op,
+            async_op_poll,
+        }
+    }
+}
+
+/// tokio's state update `$field = true` of a channel's resource `$span` (nothing
+/// without its `tracing`).
+macro_rules! channel_update {
+    ($span:expr, $field:ident) => {
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        crate::trace::state_update!($span, $field = true, $field.op = "override");
+    };
 }
 
 /// The sending side of a oneshot channel, made by [`channel`].
@@ -316,6 +365,9 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
 pub struct Sender<T> {
     /// `None` only while `send` is running.
     inner: Option<Arc<Inner<T>>>,
+    /// The channel's resource span.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    resource_span: tracing::Span,
 }
 
 impl<T> Sender<T> {
@@ -334,6 +386,7 @@ impl<T> Sender<T> {
             // it just above and take it back once.
             return Err(inner.value.with(|p| unsafe { (*p).assume_init_read() }));
         }
+        channel_update!(self.resource_span, value_sent);
         Ok(())
     }
 
@@ -382,6 +435,7 @@ impl<T> Drop for Sender<T> {
             // and never writes it.
             unsafe { inner.rx_waker.wake_by_ref() };
         }
+        channel_update!(self.resource_span, tx_dropped);
     }
 }
 
@@ -402,6 +456,8 @@ impl<T: fmt::Debug> fmt::Debug for Sender<T> {
 pub struct Receiver<T> {
     /// `None` once the value (or the error) was received.
     inner: Option<Arc<Inner<T>>>,
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    spans: ChannelSpans,
 }
 
 impl<T> Receiver<T> {
@@ -411,6 +467,7 @@ impl<T> Receiver<T> {
     pub fn close(&mut self) {
         if let Some(inner) = &self.inner {
             inner.close();
+            channel_update!(self.spans.resource, rx_dropped);
         }
     }
 
@@ -440,7 +497,11 @@ impl<T> Receiver<T> {
                 if state & COMPLETE != 0 {
                     // SAFETY: the receiver, with an acquired state; it lets go of the
                     // channel just below.
-                    unsafe { inner.take_value(state) }.ok_or(TryRecvError::Closed)
+                    let value = unsafe { inner.take_value(state) }.ok_or(TryRecvError::Closed);
+                    if value.is_ok() {
+                        channel_update!(self.spans.resource, value_received);
+                    }
+                    value
                 } else if state & CLOSED != 0 {
                     Err(TryRecvError::Closed)
                 } else {
@@ -466,8 +527,43 @@ impl<T> Receiver<T> {
 impl<T> Future for Receiver<T> {
     type Output = Result<T, RecvError>;
 
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
+        let spans = std::mem::replace(
+            &mut this.spans,
+            ChannelSpans {
+                resource: tracing::Span::none(),
+                async_op: tracing::Span::none(),
+                async_op_poll: tracing::Span::none(),
+            },
+        );
+        let polled = {
+            let _resource = spans.resource.enter();
+            let _async_op = spans.async_op.enter();
+            let _poll = spans.async_op_poll.enter();
+            let polled = this.poll_recv(cx);
+            tracing::trace!(target: "runtime::resource::poll_op", op_name = "poll_recv", is_ready = polled.is_ready());
+            if let Poll::Ready(Ok(_)) = &polled {
+                channel_update!(spans.resource, value_received);
+            }
+            polled
+        };
+        this.spans = spans;
+        polled
+    }
+
+    #[cfg(not(all(tokio_unstable, feature = "tracing")))]
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.get_mut().poll_recv(cx)
+    }
+}
+
+impl<T> Receiver<T> {
+    #[inline(always)]
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, RecvError>> {
+        let this = self;
         let Some(inner) = &this.inner else {
             panic!("called after complete");
         };
@@ -501,6 +597,7 @@ impl<T> Drop for Receiver<T> {
             // SAFETY: the receiver, with the state its acquiring close read, letting go
             // of the channel now.
             drop(unsafe { inner.take_value(prev) });
+            channel_update!(self.spans.resource, rx_dropped);
         }
     }
 }
@@ -652,7 +749,19 @@ mod tests {
 
     #[test]
     fn auto_traits() {
-        fn check<T: Send + Sync + Unpin + UnwindSafe + RefUnwindSafe>() {}
+        fn check<T: Send + Sync + Unpin>() {}
+        check::<Sender<u8>>();
+        check::<Receiver<u8>>();
+        check::<Sender<std::cell::Cell<u8>>>();
+        check::<Receiver<std::cell::Cell<u8>>>();
+    }
+
+    /// Unwind-safe as tokio's, except with tokio's `tracing`: then both ends hold
+    /// `tracing` spans, which are not, on tokio either.
+    #[test]
+    #[cfg(not(all(tokio_unstable, feature = "tracing")))]
+    fn unwind_safe() {
+        fn check<T: UnwindSafe + RefUnwindSafe>() {}
         check::<Sender<u8>>();
         check::<Receiver<u8>>();
         check::<Sender<std::cell::Cell<u8>>>();

@@ -45,6 +45,9 @@ const MAX_READS: u32 = 10;
 pub struct RwLock<T: ?Sized> {
     mr: u32,
     s: Semaphore,
+    /// tokio's `runtime.resource` span of the lock.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    resource_span: tracing::Span,
     c: UnsafeCell<T>,
 }
 
@@ -154,11 +157,7 @@ impl<T: ?Sized> RwLock<T> {
     where
         T: Sized,
     {
-        RwLock {
-            mr: MAX_READS,
-            s: Semaphore::new(MAX_READS as usize),
-            c: UnsafeCell::new(value),
-        }
+        Self::with_readers(value, MAX_READS)
     }
 
     /// An unlocked lock holding `value`, admitting at most `max_reads` readers at once.
@@ -176,6 +175,34 @@ impl<T: ?Sized> RwLock<T> {
             max_reads <= MAX_READS,
             "a RwLock may not be created with more than {MAX_READS} readers"
         );
+        Self::with_readers(value, max_reads)
+    }
+
+    /// A lock of at most `max_reads` readers, with tokio's resource span (made at the
+    /// caller's caller) under its `tracing`.
+    #[track_caller]
+    fn with_readers(value: T, max_reads: u32) -> RwLock<T>
+    where
+        T: Sized,
+    {
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        {
+            let resource_span =
+                crate::trace::resource_span!("tokio::sync::rwlock", "RwLock", std::panic::Location::caller());
+            resource_span.in_scope(|| {
+                tracing::trace!(target: "runtime::resource::state_update", max_readers = max_reads);
+                tracing::trace!(target: "runtime::resource::state_update", write_locked = false);
+                tracing::trace!(target: "runtime::resource::state_update", current_readers = 0);
+            });
+            let s = resource_span.in_scope(|| Semaphore::new(max_reads as usize));
+            RwLock {
+                mr: max_reads,
+                s,
+                resource_span,
+                c: UnsafeCell::new(value),
+            }
+        }
+        #[cfg(not(all(tokio_unstable, feature = "tracing")))]
         RwLock {
             mr: max_reads,
             s: Semaphore::new(max_reads as usize),
@@ -192,6 +219,8 @@ impl<T: ?Sized> RwLock<T> {
         RwLock {
             mr: MAX_READS,
             s: Semaphore::const_new(MAX_READS as usize),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span: tracing::Span::none(),
             c: UnsafeCell::new(value),
         }
     }
@@ -207,12 +236,22 @@ impl<T: ?Sized> RwLock<T> {
         RwLock {
             mr: max_reads,
             s: Semaphore::const_new(max_reads as usize),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span: tracing::Span::none(),
             c: UnsafeCell::new(value),
         }
     }
 
-    async fn acquire(&self, n: u32) {
-        if self.s.acquire(n as usize).await.is_err() {
+    /// Waits for `n` permits, as tokio's async op `source` with its `tracing`.
+    async fn acquire(&self, n: u32, source: &'static str) {
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        let acquired = crate::trace::async_op(&self.resource_span, source, false, || self.s.acquire(n as usize)).await;
+        #[cfg(not(all(tokio_unstable, feature = "tracing")))]
+        let acquired = {
+            let _ = source;
+            self.s.acquire(n as usize).await
+        };
+        if acquired.is_err() {
             unreachable!("an RwLock's semaphore is never closed")
         }
     }
@@ -255,7 +294,7 @@ impl<T: ?Sized> RwLock<T> {
 
     /// Waits for shared access. Cancel safe: dropping the future gives up its turn.
     pub async fn read(&self) -> RwLockReadGuard<'_, T> {
-        self.acquire(1).await;
+        self.acquire(1, "RwLock::read").await;
         self.read_guard()
     }
 
@@ -271,7 +310,7 @@ impl<T: ?Sized> RwLock<T> {
 
     /// Waits for shared access with a guard that keeps the lock alive.
     pub async fn read_owned(self: Arc<Self>) -> OwnedRwLockReadGuard<T> {
-        self.acquire(1).await;
+        self.acquire(1, "RwLock::read_owned").await;
         self.read_guard_owned()
     }
 
@@ -289,7 +328,7 @@ impl<T: ?Sized> RwLock<T> {
 
     /// Waits for exclusive access. Cancel safe: dropping the future gives up its turn.
     pub async fn write(&self) -> RwLockWriteGuard<'_, T> {
-        self.acquire(self.mr).await;
+        self.acquire(self.mr, "RwLock::write").await;
         self.write_guard()
     }
 
@@ -305,7 +344,7 @@ impl<T: ?Sized> RwLock<T> {
 
     /// Waits for exclusive access with a guard that keeps the lock alive.
     pub async fn write_owned(self: Arc<Self>) -> OwnedRwLockWriteGuard<T> {
-        self.acquire(self.mr).await;
+        self.acquire(self.mr, "RwLock::write_owned").await;
         self.write_guard_owned()
     }
 

@@ -1,6 +1,7 @@
 //! [`Semaphore`]: a fair counting semaphore for async code, and its permits.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 
 use crate::batch_semaphore as ll;
@@ -27,6 +28,9 @@ use crate::{AcquireError, TryAcquireError};
 /// ```
 pub struct Semaphore {
     ll_sem: ll::Semaphore,
+    /// tokio's `runtime.resource` span of the semaphore.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    resource_span: tracing::Span,
 }
 
 impl fmt::Debug for Semaphore {
@@ -66,8 +70,33 @@ impl Semaphore {
     /// If `permits` exceeds [`Semaphore::MAX_PERMITS`].
     #[track_caller]
     pub fn new(permits: usize) -> Self {
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        {
+            let resource_span = crate::trace::resource_span!(
+                "tokio::sync::semaphore",
+                "Semaphore",
+                std::panic::Location::caller(),
+                inherits_child_attrs = true
+            );
+            let ll_sem = resource_span.in_scope(|| ll::Semaphore::new(permits));
+            Semaphore { ll_sem, resource_span }
+        }
+        #[cfg(not(all(tokio_unstable, feature = "tracing")))]
         Semaphore {
             ll_sem: ll::Semaphore::new(permits),
+        }
+    }
+
+    /// The low-level acquire of `n` permits: without tokio's `tracing` the batch
+    /// semaphore's own future, with it that future as tokio's async op `source`.
+    #[inline(always)]
+    fn acquire_ll(&self, n: usize, source: &'static str) -> impl Future<Output = Result<(), AcquireError>> + '_ {
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        return crate::trace::async_op(&self.resource_span, source, true, move || self.ll_sem.acquire(n));
+        #[cfg(not(all(tokio_unstable, feature = "tracing")))]
+        {
+            let _ = source;
+            self.ll_sem.acquire(n)
         }
     }
 
@@ -81,6 +110,8 @@ impl Semaphore {
     pub const fn const_new(permits: usize) -> Self {
         Semaphore {
             ll_sem: ll::Semaphore::const_new(permits),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span: tracing::Span::none(),
         }
     }
 
@@ -89,6 +120,8 @@ impl Semaphore {
     pub(crate) fn new_closed() -> Self {
         Semaphore {
             ll_sem: ll::Semaphore::new_closed(),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span: tracing::Span::none(),
         }
     }
 
@@ -98,6 +131,8 @@ impl Semaphore {
     pub(crate) const fn const_new_closed() -> Self {
         Semaphore {
             ll_sem: ll::Semaphore::const_new_closed(),
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            resource_span: tracing::Span::none(),
         }
     }
 
@@ -127,7 +162,7 @@ impl Semaphore {
     /// Fails only if the semaphore is closed. Cancel safe: dropping the future gives
     /// up its place in the queue (and gives back anything it had been handed).
     pub async fn acquire(&self) -> Result<SemaphorePermit<'_>, AcquireError> {
-        self.ll_sem.acquire(1).await?;
+        self.acquire_ll(1, "Semaphore::acquire").await?;
         Ok(SemaphorePermit { sem: self, permits: 1 })
     }
 
@@ -139,7 +174,7 @@ impl Semaphore {
     ///
     /// If `n` exceeds [`Semaphore::MAX_PERMITS`].
     pub async fn acquire_many(&self, n: u32) -> Result<SemaphorePermit<'_>, AcquireError> {
-        self.ll_sem.acquire(n as usize).await?;
+        self.acquire_ll(n as usize, "Semaphore::acquire_many").await?;
         Ok(SemaphorePermit {
             sem: self,
             permits: n as usize,
@@ -183,7 +218,7 @@ impl Semaphore {
 
     /// Waits for one permit that holds the semaphore through its [`Arc`].
     pub async fn acquire_owned(self: Arc<Self>) -> Result<OwnedSemaphorePermit, AcquireError> {
-        self.ll_sem.acquire(1).await?;
+        self.acquire_ll(1, "Semaphore::acquire_owned").await?;
         Ok(OwnedSemaphorePermit { sem: self, permits: 1 })
     }
 
@@ -193,7 +228,7 @@ impl Semaphore {
     ///
     /// If `n` exceeds [`Semaphore::MAX_PERMITS`].
     pub async fn acquire_many_owned(self: Arc<Self>, n: u32) -> Result<OwnedSemaphorePermit, AcquireError> {
-        self.ll_sem.acquire(n as usize).await?;
+        self.acquire_ll(n as usize, "Semaphore::acquire_many_owned").await?;
         Ok(OwnedSemaphorePermit {
             sem: self,
             permits: n as usize,

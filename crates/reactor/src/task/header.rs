@@ -25,6 +25,11 @@ pub(crate) struct Header {
     /// Neighbours in the owner's [`TaskList`](super::TaskList), owner thread only.
     pub(super) prev: Cell<Option<NonNull<Header>>>,
     pub(super) next: Cell<Option<NonNull<Header>>>,
+    /// The `tracing` id of the task's `runtime.spawn` span, 0 while it has none: set
+    /// once by whoever polls the task ([`record_span_id`](super::record_span_id)), read
+    /// by its wakers on any thread, which emit tokio's waker events only once it is set.
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    pub(super) span_id: std::sync::atomic::AtomicU64,
 }
 
 /// The operations that need the future's or the loop's type.

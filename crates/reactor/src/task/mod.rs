@@ -49,7 +49,11 @@ pub use join::{AbortHandle, FallibleTask, Task};
 pub use list::TaskList;
 pub use runnable::Runnable;
 pub(crate) use runnable::{defer_in_place, wake_in_place};
+#[cfg(tokio_unstable)]
+pub use waker::QuietWaker;
 pub(crate) use waker::is_task_waker;
+#[cfg(all(tokio_unstable, feature = "tracing"))]
+pub use waker::record_span_id;
 
 use crate::block_cache::alloc_block;
 

@@ -145,6 +145,8 @@ pub(super) fn allocate<F: Future, S: Schedule, P: Padding>(
                     join_waker: UnsafeCell::new(None),
                     prev: Cell::new(None),
                     next: Cell::new(None),
+                    #[cfg(all(tokio_unstable, feature = "tracing"))]
+                    span_id: std::sync::atomic::AtomicU64::new(0),
                 },
                 scheduler: UnsafeCell::new(ManuallyDrop::new(scheduler)),
             },

@@ -435,6 +435,9 @@ pub(crate) fn defer_in_place<S: Schedule>(local: &S::Local, waker: &Waker) -> bo
     let Some(ptr) = local_task::<S>(local, waker) else {
         return false;
     };
+    // The fast path stands for the waker's `wake_by_ref`: it is reported as one.
+    // SAFETY: the waker's reference keeps the task alive.
+    unsafe { super::waker::trace_op(ptr, "waker.wake_by_ref") };
     // SAFETY: the waker's reference keeps the task alive; on the owner's thread (`local`
     // is its local half), its local bits are this thread's.
     state::defer_local(unsafe { header(ptr) })
@@ -449,6 +452,9 @@ pub(crate) fn wake_in_place<S: Schedule>(local: &S::Local, waker: &Waker) -> boo
     let Some(ptr) = local_task::<S>(local, waker) else {
         return false;
     };
+    // The fast path stands for the waker's `wake_by_ref`: it is reported as one.
+    // SAFETY: the waker's reference keeps the task alive.
+    unsafe { super::waker::trace_op(ptr, "waker.wake_by_ref") };
     // SAFETY: the waker's reference; the scheduler is an `S` whose local half is
     // `local`, which exists only on the owner's thread.
     unsafe { queue_local::<S>(local, ptr) };

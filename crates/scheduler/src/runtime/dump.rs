@@ -374,8 +374,9 @@ pub(crate) struct TaskSlot {
 
 #[derive(Default)]
 struct SlotState {
-    /// The waker of the task's last poll: woken to have it traced.
-    waker: Option<Waker>,
+    /// The waker of the task's last poll: woken to have it traced. Held quietly: the
+    /// task's own code did not take it (no waker events for it with `tracing`).
+    waker: Option<netloop_reactor::task::QuietWaker>,
     /// The dump waiting for this task's trace.
     request: Option<Arc<Request>>,
 }
@@ -387,7 +388,7 @@ impl TaskSlot {
         let request = {
             let mut state = lock(&self.state);
             if !state.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                state.waker = Some(cx.waker().clone());
+                state.waker = Some(netloop_reactor::task::QuietWaker::new(cx.waker()));
             }
             if self.requested.swap(false, SeqCst) {
                 state.request.take()
@@ -438,10 +439,10 @@ impl TaskSlot {
             }
             state.request = Some(request.clone());
             self.requested.store(true, SeqCst);
-            state.waker.clone()
+            state.waker.as_deref().map(netloop_reactor::task::QuietWaker::new)
         };
         if let Some(waker) = waker {
-            waker.wake();
+            waker.wake_by_ref();
         }
         true
     }

@@ -114,8 +114,16 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
+        self.spawn_at(future, crate::task::harness::Origin::caller())
+    }
+
+    /// [`spawn`](Self::spawn) from a spawn at `origin`.
+    pub(crate) fn spawn_at<F>(&self, future: F, origin: crate::task::harness::Origin) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
         let (event_loop, movable) = spawn_loop_of(&self.inner.group);
-        let origin = crate::task::harness::Origin::caller();
         crate::task::spawn::spawn_movable(event_loop, future, Some(&self.inner), movable, origin)
     }
 
@@ -130,6 +138,15 @@ impl Handle {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
+        self.spawn_blocking_at(f, crate::task::harness::Origin::caller())
+    }
+
+    /// [`spawn_blocking`](Self::spawn_blocking) from a spawn at `origin`.
+    pub(crate) fn spawn_blocking_at<F, R>(&self, f: F, origin: crate::task::harness::Origin) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
         // With time paused, the loop must not jump to its next timer while the closure
         // runs: the closure may be what that timer's task is waiting for.
         let paused_loop = match self.inner.flavor {
@@ -137,14 +154,18 @@ impl Handle {
             RuntimeFlavor::MultiThread => None,
         };
         let Some(event_loop) = paused_loop else {
-            return self.inner.blocking.spawn(f);
+            return self.inner.blocking.spawn_at(f, origin);
         };
         event_loop.clock().inhibit_auto_advance();
         let allow = AllowAutoAdvance(Some(event_loop));
-        self.inner.blocking.spawn(move || {
-            let _allow = allow;
-            f()
-        })
+        let origin = origin.blocking::<F>();
+        self.inner.blocking.spawn_with_id(
+            move |_| {
+                let _allow = allow;
+                f()
+            },
+            origin,
+        )
     }
 
     /// Enters this runtime's context: `spawn`, `sleep` and friends work on this thread

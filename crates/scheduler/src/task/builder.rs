@@ -10,14 +10,16 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 
+use super::harness::Origin;
 use super::join::JoinHandle;
 use super::local::LocalSet;
 use crate::runtime::Handle;
 
 /// Spawns a task with options (tokio's unstable `task::Builder`): for now a name.
 ///
-/// tokio gives the name to its `tracing` instrumentation (tokio-console shows it);
-/// netloop keeps it with the builder only, and spawns as the plain functions do. The
+/// The name goes to the task's `runtime.spawn` span (`task.name`) with tokio's
+/// `tracing` feature, which tokio-console shows (docs/observability.md); without it the
+/// name is not kept. Each spawn goes where the plain function of the same name sends it. The
 /// spawns never fail: each returns `Ok`, as tokio's do but for a runtime that cannot
 /// start a blocking thread (netloop's `spawn_blocking` panics then, as tokio's own
 /// `spawn_blocking` does).
@@ -55,6 +57,12 @@ impl<'a> Builder<'a> {
         Builder { name: Some(name) }
     }
 
+    /// Where a spawn of this builder comes from: the caller's location and the name.
+    #[track_caller]
+    pub(crate) fn origin(&self) -> Origin {
+        Origin::caller().named(self.name)
+    }
+
     /// Spawns `future` as [`task::spawn`](super::spawn) does.
     ///
     /// # Panics
@@ -66,7 +74,10 @@ impl<'a> Builder<'a> {
         Fut: Future + Send + 'static,
         Fut::Output: Send + 'static,
     {
-        Ok(super::spawn(future))
+        let origin = self.origin();
+        Ok(crate::placement::with_spawn_loop(|event_loop, movable| {
+            super::spawn::spawn_movable(event_loop, future, None, movable, origin)
+        }))
     }
 
     /// Spawns `future` onto `handle`'s runtime, as [`Handle::spawn`] does.
@@ -76,7 +87,7 @@ impl<'a> Builder<'a> {
         Fut: Future + Send + 'static,
         Fut::Output: Send + 'static,
     {
-        Ok(handle.spawn(future))
+        Ok(handle.spawn_at(future, self.origin()))
     }
 
     /// Spawns a `!Send` future as [`task::spawn_local`](super::spawn_local) does.
@@ -90,7 +101,10 @@ impl<'a> Builder<'a> {
         Fut: Future + 'static,
         Fut::Output: 'static,
     {
-        Ok(super::spawn_local(future))
+        Ok(super::spawn::spawn_local_with_id(
+            move |_| future,
+            self.origin().kind("local"),
+        ))
     }
 
     /// Spawns a `!Send` future into `local_set`, as [`LocalSet::spawn_local`] does.
@@ -100,7 +114,7 @@ impl<'a> Builder<'a> {
         Fut: Future + 'static,
         Fut::Output: 'static,
     {
-        Ok(local_set.spawn_local(future))
+        Ok(local_set.spawn_local_with_id(move |_| future, self.origin().kind("local")))
     }
 
     /// Runs `function` on the blocking pool, as [`task::spawn_blocking`](super::spawn_blocking)
@@ -116,7 +130,7 @@ impl<'a> Builder<'a> {
         Function: FnOnce() -> Output + Send + 'static,
         Output: Send + 'static,
     {
-        Ok(super::spawn_blocking(function))
+        Ok(Handle::current().spawn_blocking_at(function, self.origin()))
     }
 
     /// Runs `function` on `handle`'s blocking pool.
@@ -134,6 +148,6 @@ impl<'a> Builder<'a> {
         Function: FnOnce() -> Output + Send + 'static,
         Output: Send + 'static,
     {
-        Ok(handle.spawn_blocking(function))
+        Ok(handle.spawn_blocking_at(function, self.origin()))
     }
 }

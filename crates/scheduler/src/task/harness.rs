@@ -29,6 +29,12 @@ pub(crate) struct Origin {
     /// The task's entry in its runtime's list of traceable tasks (`Handle::dump`).
     #[cfg(all(tokio_unstable, feature = "taskdump"))]
     pub(crate) traced: Option<std::sync::Arc<crate::runtime::dump::TaskSlot>>,
+    /// What the task's `runtime.spawn` span says of it (kind, name).
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    pub(crate) meta: super::trace::SpawnMeta,
+    /// The task's `runtime.spawn` span, from its first poll on (`task::trace`).
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    pub(crate) span: Option<tracing::Span>,
 }
 
 impl Origin {
@@ -45,7 +51,66 @@ impl Origin {
             poll_hooks: true,
             #[cfg(all(tokio_unstable, feature = "taskdump"))]
             traced: None,
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            meta: super::trace::SpawnMeta::TASK,
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            span: None,
         }
+    }
+
+    /// The task's name (`task::Builder::name`), for its `runtime.spawn` span; without
+    /// tokio's `tracing` the name is not kept.
+    #[cfg(tokio_unstable)]
+    #[inline(always)]
+    pub(crate) fn named(self, name: Option<&str>) -> Origin {
+        #[cfg(feature = "tracing")]
+        return Origin {
+            meta: super::trace::SpawnMeta {
+                name: name.map(Box::from),
+                ..self.meta
+            },
+            ..self
+        };
+        #[cfg(not(feature = "tracing"))]
+        {
+            let _ = name;
+            self
+        }
+    }
+
+    /// The task's kind for its `runtime.spawn` span: "local" for a `!Send` task.
+    #[inline(always)]
+    pub(crate) fn kind(self, kind: &'static str) -> Origin {
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        return Origin {
+            meta: super::trace::SpawnMeta { kind, ..self.meta },
+            ..self
+        };
+        #[cfg(not(all(tokio_unstable, feature = "tracing")))]
+        {
+            let _ = kind;
+            self
+        }
+    }
+
+    /// A blocking task running a closure of type `F` (its name goes to the span).
+    #[inline(always)]
+    #[cfg_attr(
+        not(all(tokio_unstable, feature = "tracing")),
+        allow(clippy::extra_unused_type_parameters)
+    )]
+    pub(crate) fn blocking<F>(self) -> Origin {
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        return Origin {
+            meta: super::trace::SpawnMeta {
+                kind: "blocking",
+                function: Some(std::any::type_name::<F>()),
+                ..self.meta
+            },
+            ..self
+        };
+        #[cfg(not(all(tokio_unstable, feature = "tracing")))]
+        self
     }
 }
 
@@ -68,6 +133,9 @@ pin_project_lite::pin_project! {
         fn drop(this: Pin<&mut Self>) {
             let this = this.project();
             let _id = IdGuard::enter(*this.id);
+            // The span is entered while the future is dropped, as tokio's is.
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            let _span = this.origin.span.as_ref().map(tracing::Span::enter);
             // SAFETY: the future is dropped once, here, where it lies (it is pinned), and
             // the struct holding it is being dropped: nothing uses it after. A panic
             // unwinds to the loop task, which catches it.
@@ -103,6 +171,17 @@ impl<F: Future> Future for Identified<F> {
         let this = self.project();
         let id = *this.id;
         let _id = IdGuard::enter(id);
+        #[cfg(feature = "tracing")]
+        super::trace::make_span(
+            &mut this.origin.span,
+            &this.origin.meta,
+            id.as_u64(),
+            std::mem::size_of::<F>(),
+            this.origin.spawned_at,
+            cx,
+        );
+        #[cfg(feature = "tracing")]
+        let _span = this.origin.span.as_ref().map(tracing::Span::enter);
         // SAFETY: `ManuallyDrop` is a transparent wrapper: pinning it pins the future.
         let future = unsafe { this.future.map_unchecked_mut(|f| &mut **f) };
         unstable::poll(id, this.origin, cx, future).map(|value| WithId { value: Some(value), id })

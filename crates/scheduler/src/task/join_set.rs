@@ -339,7 +339,7 @@ impl<T: Send + 'static> JoinSet<T> {
                 let _done = OnDone { finished, id };
                 f()
             },
-            origin,
+            origin.blocking::<F>(),
         );
         self.insert(handle)
     }
@@ -363,7 +363,7 @@ impl<T: 'static> JoinSet<T> {
         F: Future<Output = T> + 'static,
     {
         let finished = self.finished.clone();
-        let handle = spawn_local_with_id(move |id| reporting_done(finished, id, future), origin);
+        let handle = spawn_local_with_id(move |id| reporting_done(finished, id, future), origin.kind("local"));
         self.insert(handle)
     }
 
@@ -384,7 +384,8 @@ impl<T: 'static> JoinSet<T> {
         F: Future<Output = T> + 'static,
     {
         let finished = self.finished.clone();
-        let handle = local_set.spawn_local_with_id(move |id| reporting_done(finished, id, future), origin);
+        let handle =
+            local_set.spawn_local_with_id(move |id| reporting_done(finished, id, future), origin.kind("local"));
         self.insert(handle)
     }
 }
@@ -469,7 +470,7 @@ impl<'a, T: 'static> Builder<'a, T> {
         F: Future<Output = T> + Send + 'static,
         T: Send,
     {
-        Ok(self.joinset.spawn_at(future, Origin::caller()))
+        Ok(self.joinset.spawn_at(future, self.builder.origin()))
     }
 
     /// Spawns `future` into the set on `handle`'s runtime, as [`JoinSet::spawn_on`].
@@ -479,7 +480,7 @@ impl<'a, T: 'static> Builder<'a, T> {
         F: Future<Output = T> + Send + 'static,
         T: Send,
     {
-        Ok(self.joinset.spawn_on_at(future, handle, Origin::caller()))
+        Ok(self.joinset.spawn_on_at(future, handle, self.builder.origin()))
     }
 
     /// Runs `f` on the blocking pool as a member of the set, as
@@ -490,7 +491,10 @@ impl<'a, T: 'static> Builder<'a, T> {
         F: FnOnce() -> T + Send + 'static,
         T: Send,
     {
-        Ok(self.joinset.spawn_blocking(f))
+        let origin = self.builder.origin();
+        Ok(context::with_runtime(|rt| {
+            self.joinset.spawn_blocking_in(&rt.blocking, f, origin)
+        }))
     }
 
     /// Runs `f` on `handle`'s blocking pool as a member of the set, as
@@ -501,7 +505,9 @@ impl<'a, T: 'static> Builder<'a, T> {
         F: FnOnce() -> T + Send + 'static,
         T: Send,
     {
-        Ok(self.joinset.spawn_blocking_on(f, handle))
+        Ok(self
+            .joinset
+            .spawn_blocking_in(&handle.inner.blocking, f, self.builder.origin()))
     }
 
     /// Spawns a `!Send` future into the set, as [`JoinSet::spawn_local`].
@@ -510,7 +516,7 @@ impl<'a, T: 'static> Builder<'a, T> {
     where
         F: Future<Output = T> + 'static,
     {
-        Ok(self.joinset.spawn_local_at(future, Origin::caller()))
+        Ok(self.joinset.spawn_local_at(future, self.builder.origin()))
     }
 
     /// Spawns a `!Send` future into the set on `local_set`, as
@@ -520,6 +526,6 @@ impl<'a, T: 'static> Builder<'a, T> {
     where
         F: Future<Output = T> + 'static,
     {
-        Ok(self.joinset.spawn_local_on_at(future, local_set, Origin::caller()))
+        Ok(self.joinset.spawn_local_on_at(future, local_set, self.builder.origin()))
     }
 }

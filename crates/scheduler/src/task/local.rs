@@ -394,7 +394,7 @@ impl LocalSet {
         F: Future + 'static,
         F::Output: 'static,
     {
-        spawn_into(&self.local, future, Id::next(), Origin::caller())
+        spawn_into(&self.local, future, Id::next(), Origin::caller().kind("local"))
     }
 
     /// `spawn_local` for a future that needs its own task id.

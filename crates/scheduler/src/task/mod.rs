@@ -15,6 +15,8 @@ pub mod join_set;
 pub(crate) mod local;
 pub(crate) mod spawn;
 mod task_local;
+#[cfg(all(tokio_unstable, feature = "tracing"))]
+pub(crate) mod trace;
 
 #[cfg(tokio_unstable)]
 pub use builder::Builder;

@@ -251,7 +251,7 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    spawn_local_with_id(move |_| future, Origin::caller())
+    spawn_local_with_id(move |_| future, Origin::caller().kind("local"))
 }
 
 /// `spawn_local` for a future that needs its own task id.
@@ -327,7 +327,7 @@ where
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {
-    let origin = Origin::caller();
+    let origin = Origin::caller().kind("local");
     with_pinned_loop(|event_loop| spawn_pinned_at(event_loop, make, origin))
 }
 
@@ -356,7 +356,7 @@ where
     Fut: Future + 'static,
     Fut::Output: Send + 'static,
 {
-    spawn_pinned_at(event_loop, make, Origin::caller())
+    spawn_pinned_at(event_loop, make, Origin::caller().kind("local"))
 }
 
 /// [`spawn_pinned_on`], from a spawn at `origin`.

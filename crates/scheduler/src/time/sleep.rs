@@ -95,6 +95,9 @@ pub struct Sleep {
     /// later deadline does not read the clock, and leaves it false).
     passed: bool,
     elapsed: bool,
+    /// tokio's resource and async-op spans of a timer (`trace`).
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    spans: trace::SleepSpans,
     /// `!Unpin`, as tokio's `Sleep`: code written for tokio pins it, and code that
     /// compiles here must compile there. Nothing in it depends on its address.
     _pinned: PhantomPinned,
@@ -140,6 +143,8 @@ impl Sleep {
             registered: None,
             passed,
             elapsed: false,
+            #[cfg(all(tokio_unstable, feature = "tracing"))]
+            spans: trace::SleepSpans::new(std::panic::Location::caller()),
             _pinned: PhantomPinned,
         }
     }
@@ -187,6 +192,8 @@ impl Sleep {
     /// and the next poll registers a new one.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let this = self.pinned_mut();
+        #[cfg(all(tokio_unstable, feature = "tracing"))]
+        this.spans.reset(deadline);
         this.elapsed = false;
         let later = deadline >= this.deadline;
         if !later && deadline <= Instant::now() {
@@ -339,12 +346,48 @@ impl Sleep {
 impl Future for Sleep {
     type Output = ();
 
+    #[cfg(all(tokio_unstable, feature = "tracing"))]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.pinned_mut();
+        if this.elapsed {
+            return Poll::Ready(());
+        }
+        // Taken out for the poll, which needs the rest of the sleep mutably, and put
+        // back after it (a panic in the poll leaves disabled spans).
+        let spans = std::mem::replace(&mut this.spans, trace::SleepSpans::none());
+        let polled = {
+            let _entered = spans.enter();
+            match trace::poll_op(netloop_reactor::coop::poll_proceed(cx)) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(coop) => {
+                    if this.registered.is_none() {
+                        trace::duration(this.deadline);
+                    }
+                    trace::poll_op(this.poll_elapsed(cx, coop))
+                }
+            }
+        };
+        this.spans = spans;
+        polled
+    }
+
+    #[cfg(not(all(tokio_unstable, feature = "tracing")))]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.pinned_mut();
         if this.elapsed {
             return Poll::Ready(());
         }
         let coop = std::task::ready!(netloop_reactor::coop::poll_proceed(cx));
+        this.poll_elapsed(cx, coop)
+    }
+}
+
+impl Sleep {
+    /// A poll of a sleep that has not completed, which the cooperative budget allows
+    /// (`coop`).
+    #[inline(always)]
+    fn poll_elapsed(&mut self, cx: &mut Context<'_>, coop: netloop_reactor::coop::RestoreOnPending) -> Poll<()> {
+        let this = self;
         let polled = match &mut this.registered {
             Some(Registration::Local(key)) => {
                 match this.event_loop.poll_timer(key, cx.waker()) {
@@ -386,5 +429,114 @@ impl Future for Sleep {
 impl Drop for Sleep {
     fn drop(&mut self) {
         self.cancel();
+    }
+}
+
+/// tokio's `tracing` instrumentation of a timer (`--cfg tokio_unstable` and the
+/// `tracing` feature), with tokio's targets, names and fields: a `runtime.resource`
+/// span of kind `timer` made where the sleep was created, an async-op span per
+/// deadline (`Sleep::new_timeout`, then `Sleep::reset`) with its poll span, entered
+/// around every poll; `poll_op` events for the budget check and the poll, and a
+/// `state_update` of the time left (`duration`, in ms) when the timer is filed or moved.
+#[cfg(all(tokio_unstable, feature = "tracing"))]
+mod trace {
+    use std::panic::Location;
+    use std::task::Poll;
+
+    use super::Instant;
+
+    /// In tokio's order, which is the order they are dropped in: the async-op span,
+    /// its poll span, then the resource span.
+    pub(super) struct SleepSpans {
+        async_op: tracing::Span,
+        async_op_poll: tracing::Span,
+        resource: tracing::Span,
+    }
+
+    impl SleepSpans {
+        /// Spans that record nothing.
+        pub(super) fn none() -> SleepSpans {
+            SleepSpans {
+                async_op: tracing::Span::none(),
+                async_op_poll: tracing::Span::none(),
+                resource: tracing::Span::none(),
+            }
+        }
+
+        pub(super) fn new(at: &'static Location<'static>) -> SleepSpans {
+            let resource = tracing::trace_span!(
+                target: "tokio::time::sleep",
+                parent: None,
+                "runtime.resource",
+                concrete_type = "Sleep",
+                kind = "timer",
+                loc.file = at.file(),
+                loc.line = at.line(),
+                loc.col = at.column(),
+            );
+            let async_op = tracing::trace_span!(
+                target: "tokio::time::sleep",
+                parent: &resource,
+                "runtime.resource.async_op",
+                source = "Sleep::new_timeout",
+            );
+            let async_op_poll =
+                tracing::trace_span!(target: "tokio::time::sleep", parent: &async_op, "runtime.resource.async_op.poll");
+            SleepSpans {
+                async_op,
+                async_op_poll,
+                resource,
+            }
+        }
+
+        /// A new deadline: a new async op, in the resource's scope.
+        pub(super) fn reset(&mut self, deadline: Instant) {
+            let _resource = self.resource.enter();
+            self.async_op = tracing::trace_span!(target: "tokio::time::sleep", "runtime.resource.async_op", source = "Sleep::reset");
+            let _async_op = self.async_op.enter();
+            self.async_op_poll = tracing::trace_span!(target: "tokio::time::sleep", "runtime.resource.async_op.poll");
+            duration(deadline);
+        }
+
+        /// Enters the three spans, outermost first, for a poll; they are exited
+        /// innermost first.
+        pub(super) fn enter(&self) -> Entered<'_> {
+            let resource = self.resource.enter();
+            let async_op = self.async_op.enter();
+            let async_op_poll = self.async_op_poll.enter();
+            Entered {
+                _async_op_poll: async_op_poll,
+                _async_op: async_op,
+                _resource: resource,
+            }
+        }
+    }
+
+    /// The spans of a poll, exited in the order of the fields.
+    pub(super) struct Entered<'a> {
+        _async_op_poll: tracing::span::Entered<'a>,
+        _async_op: tracing::span::Entered<'a>,
+        _resource: tracing::span::Entered<'a>,
+    }
+
+    /// The time left until `deadline`, in milliseconds.
+    pub(super) fn duration(deadline: Instant) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        tracing::trace!(
+            target: "runtime::resource::state_update",
+            duration = u64::try_from(left.as_millis()).unwrap_or(u64::MAX),
+            duration.unit = "ms",
+            duration.op = "override",
+        );
+    }
+
+    /// tokio's `poll_op` event of a poll of the sleep.
+    pub(super) fn poll_op<T>(polled: Poll<T>) -> Poll<T> {
+        tracing::trace!(
+            target: "runtime::resource::poll_op",
+            op_name = "poll_elapsed",
+            is_ready = polled.is_ready(),
+        );
+        polled
     }
 }
