@@ -26,7 +26,7 @@
 //! acceptor) and one registration (the listener), and the descriptors back to their
 //! count before the churn. Phases 1, 4, 7 and 10 begin with a burst at the descriptor
 //! limit: `SOAK_BURST` client sockets connect and send a request after RLIMIT_NOFILE
-//! has been lowered to the lowest free descriptor number, so the acceptor's `accept` fails
+//! has run out (every free descriptor number taken), so the acceptor's `accept` fails
 //! with EMFILE; it must stall, then (limit restored) recover after its pause and serve
 //! every one of them. At the end the acceptor is aborted, the loops must report zero
 //! live tasks and zero registrations, the RSS must be within 5% of its value after the
@@ -149,6 +149,8 @@ struct Server {
     cut_short: AtomicU64,
     /// Anything else: timeouts, a missing EOF after a half-close, failed writes.
     errors: AtomicU64,
+    /// Handlers whose stream read its request through the loop's io_uring ring.
+    on_ring: AtomicU64,
 }
 
 /// Counts a handler as finished when its future is dropped, however it ends.
@@ -165,7 +167,11 @@ async fn handle(mut stream: TcpStream, server: Arc<Server>) {
     let _finished = Finished(server.clone());
     let mut req = [0u8; REQUEST];
     match timeout(IO_LIMIT, stream.read_exact(&mut req)).await {
-        Ok(Ok(_)) => {}
+        Ok(Ok(_)) => {
+            if stream.is_on_ring() {
+                server.on_ring.fetch_add(1, Relaxed);
+            }
+        }
         Ok(Err(e)) if matches!(e.kind(), ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset) => {
             server.cut_short.fetch_add(1, Relaxed);
             return;
@@ -338,10 +344,30 @@ fn nofile() -> libc::rlimit {
     limit
 }
 
-fn set_nofile(limit: libc::rlimit) {
-    // SAFETY: `limit` is a valid `rlimit`.
-    let rc = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
-    assert_eq!(rc, 0, "setrlimit: {}", io::Error::last_os_error());
+/// Duplicates a descriptor of `/dev/null` until the process has none left (EMFILE).
+fn exhaust_descriptors() -> Vec<OwnedFd> {
+    let null = fs::File::open("/dev/null").expect("open /dev/null");
+    let mut fillers = Vec::new();
+    loop {
+        // SAFETY: F_DUPFD_CLOEXEC on an open descriptor; the result is checked.
+        let fd = unsafe { libc::fcntl(null.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
+        if fd < 0 {
+            let e = io::Error::last_os_error();
+            assert_eq!(e.raw_os_error(), Some(libc::EMFILE), "dup: {e}");
+            break;
+        }
+        // SAFETY: a new descriptor, owned by nobody else.
+        fillers.push(unsafe { OwnedFd::from_raw_fd(fd) });
+    }
+    drop(null);
+    // `null` itself is free again: take it too.
+    // SAFETY: as above; the duplicate of a filler is checked like the others.
+    let fd = unsafe { libc::fcntl(fillers[0].as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
+    if fd >= 0 {
+        // SAFETY: a new descriptor, owned by nobody else.
+        fillers.push(unsafe { OwnedFd::from_raw_fd(fd) });
+    }
+    fillers
 }
 
 fn rss_bytes() -> u64 {
@@ -438,22 +464,15 @@ struct Burst {
 /// descriptor; the acceptor must stall on EMFILE, then serve them all once the limit
 /// is back. Connection indices start at `first`.
 fn burst(addr: SocketAddr, server: &Server, first: u64, size: u64) -> Result<Burst, String> {
-    let saved = nofile();
-    // The clients' sockets exist before the limit drops: connecting needs no new
-    // descriptor, accepting does.
+    // The clients' sockets exist before the descriptors run out: connecting needs no
+    // new descriptor, accepting does.
     let sockets: Vec<OwnedFd> = (0..size).map(|_| socket_v4()).collect();
-    // The lowest free descriptor number: a limit there refuses every new descriptor
-    // (the limit bounds the numbers, and a new descriptor takes the lowest free one),
-    // whatever is open above it (an inherited descriptor, say).
-    let lowest_free = (0..)
-        .zip(open_fds())
-        .find(|&(n, fd)| n != fd)
-        .map_or_else(fd_count, |(n, _)| n as usize);
     let accepted_before = server.accepted.load(Relaxed);
-    set_nofile(libc::rlimit {
-        rlim_cur: lowest_free as libc::rlim_t,
-        rlim_max: saved.rlim_max,
-    });
+    // Every free descriptor number up to the limit is taken, as a process that has
+    // really run out finds it. (Lowering RLIMIT_NOFILE instead would not stop an
+    // io_uring multishot accept: the kernel reads the limit when the accept is
+    // submitted, not at each connection.)
+    let fillers = exhaust_descriptors();
     let mut streams = Vec::new();
     let mut failure = None;
     for (k, fd) in sockets.into_iter().enumerate() {
@@ -475,7 +494,7 @@ fn burst(addr: SocketAddr, server: &Server, first: u64, size: u64) -> Result<Bur
     }
     thread::sleep(STALL_WINDOW);
     let accepted_at_limit = server.accepted.load(Relaxed) - accepted_before;
-    set_nofile(saved);
+    drop(fillers);
     let restored = Instant::now();
     if let Some(failure) = failure {
         return Err(failure);
@@ -650,7 +669,18 @@ fn run(connections: u64, clients: u64, burst_size: u64) -> Result<(), String> {
         RSS_TOLERANCE * 100.0
     );
 
+    // Under NETLOOP_IO_DRIVER=io_uring the churn must have run on the ring: every
+    // stream that read its request read it through a multishot receive.
+    let on_ring = server.on_ring.load(Relaxed);
+    let want_ring = std::env::var(netloop::event_loop::IO_DRIVER_ENV).is_ok_and(|v| v == "io_uring");
+    println!("soak: {on_ring} of the streams that read a request read it through io_uring");
+
     let mut problems = Vec::new();
+    if want_ring && on_ring < served {
+        problems.push(format!(
+            "NETLOOP_IO_DRIVER=io_uring, but only {on_ring} streams were on the ring for {served} replies"
+        ));
+    }
     if served != expect_served {
         problems.push(format!("{served} replies written, {expect_served} expected"));
     }

@@ -16,6 +16,7 @@ of tokio's is committed: the files are read from the cargo registry at run time.
     tests/tokio-conformance/run.sh --patch --reference   # the whole suite on tokio itself
     tests/tokio-conformance/run.sh --unstable       # the whole suite in patch mode, tokio_unstable on
     tests/tokio-conformance/run.sh --unstable --reference  # the same on tokio itself
+    tests/tokio-conformance/run.sh --drivers        # socket files, patch mode, epoll then io_uring
 
 `--reference` builds the files unchanged against tokio (results under
 target/conformance-tokio/): the counts netloop's are compared with.
@@ -382,6 +383,81 @@ def run_one(exe, filters=()):
     return len(ok), len(failing), len(ignored), failing, bool(hung), out
 
 
+FALLBACK_LINE = "io_uring is unavailable"
+# `--drivers` without `--files`: tokio's socket and I/O-driver files (patterns).
+SOCKET_FAMILIES = ["net_*", "tcp_*", "udp*", "uds_*", "io_driver*", "io_async_fd", "buffered",
+                   "io_copy_bidirectional"]
+
+
+def run_both_drivers(args):
+    """The files (in patch mode) under both of netloop's I/O drivers: each test binary
+    runs with NETLOOP_IO_DRIVER=epoll, then =io_uring. Proves the second run was on the
+    ring: the kernel must allow io_uring, and no run may print netloop's fallback line."""
+    global OUT, PKG, REFERENCE, PATCH, UNSTABLE
+    try:
+        with open("/proc/sys/kernel/io_uring_disabled") as f:
+            disabled = f.read().strip()
+    except OSError:
+        disabled = "missing"
+    if disabled != "0":
+        print(f"io_uring is not allowed here (kernel.io_uring_disabled = {disabled}): nothing to compare",
+              file=sys.stderr)
+        return 1
+    UNSTABLE, PATCH, REFERENCE = False, True, False
+    OUT = os.path.join(TARGET, "conformance-patch")
+    PKG = os.path.join(OUT, "pkg")
+    start = time.time()
+    tokio = registry_source("tokio", TOKIO_VERSION)
+    patterns = args.files.split() or SOCKET_FAMILIES
+    files = [f for f in in_scope(os.path.join(tokio, "tests"), set())
+             if any(fnmatch.fnmatch(f, p) for p in patterns)]
+    if not files:
+        sys.exit("no test file matched")
+    if os.path.isdir(os.path.join(PKG, "tests")):
+        shutil.rmtree(os.path.join(PKG, "tests"))
+    os.makedirs(os.path.join(PKG, "tests"))
+    support = os.path.join(tokio, "tests", "support")
+    if os.path.isdir(support):
+        shutil.copytree(support, os.path.join(PKG, "tests", "support"))
+    for f in files:
+        shutil.copy(os.path.join(tokio, "tests", f + ".rs"), os.path.join(PKG, "tests", f + ".rs"))
+    write_manifest(files)
+    exes = build(files)
+    totals = {"epoll": 0, "io_uring": 0}
+    worse, fell_back = [], []
+    os.makedirs(os.path.join(OUT, "logs"), exist_ok=True)
+    for f in files:
+        if f not in exes:
+            print(f"{f:<28} does not compile (logs/{f}.log)")
+            worse.append(f)
+            continue
+        counts = {}
+        for driver in ("epoll", "io_uring"):
+            os.environ["NETLOOP_IO_DRIVER"] = driver
+            passed, failed, _ignored, failing, _timed_out, out = run_one(exes[f])
+            counts[driver] = (passed, failed, failing)
+            totals[driver] += passed
+            if FALLBACK_LINE in out:
+                fell_back.append(f"{f} ({driver})")
+            with open(os.path.join(OUT, "logs", f"{f}.{driver}.run.log"), "w") as log:
+                log.write(out)
+        os.environ.pop("NETLOOP_IO_DRIVER", None)
+        (ep, ef, _), (up, uf, ufailing) = counts["epoll"], counts["io_uring"]
+        mark = "" if up >= ep else "   <- fewer on io_uring: " + ", ".join(ufailing)
+        if up < ep:
+            worse.append(f)
+        print(f"{f:<28} epoll {ep:>3}/{ep + ef:<3}  io_uring {up:>3}/{up + uf:<3}{mark}", flush=True)
+    print(f"tokio {TOKIO_VERSION} (patch mode), both drivers: {len(files)} files; {time.time() - start:.0f} s")
+    print(f"conformance: epoll {totals['epoll']} passed, io_uring {totals['io_uring']} passed")
+    if fell_back:
+        print("netloop fell back to epoll in: " + ", ".join(fell_back), file=sys.stderr)
+        return 1
+    if worse:
+        print("io_uring passes fewer than epoll in: " + ", ".join(worse), file=sys.stderr)
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--files", default="", help="space-separated file stems to run (default: all in scope)")
@@ -391,7 +467,11 @@ def main():
                     help="tokio's whole suite, unchanged, on netloop's `tokio` crate through [patch]")
     ap.add_argument("--unstable", action="store_true",
                     help="--patch with --cfg tokio_unstable and tokio's features full, test-util, tracing, taskdump")
+    ap.add_argument("--drivers", action="store_true",
+                    help="run each file twice, NETLOOP_IO_DRIVER=epoll then io_uring; exit 1 if io_uring passes fewer")
     args = ap.parse_args()
+    if args.drivers:
+        return run_both_drivers(args)
     global OUT, PKG, REFERENCE, PATCH, UNSTABLE
     UNSTABLE = args.unstable
     PATCH = args.patch or UNSTABLE

@@ -239,10 +239,11 @@ where
         };
         let connection = Connection(worker.connections.clone());
         let handler = self.handler.clone();
-        // Built on the worker loop: the socket is registered with that loop's Poll and
-        // the handler's (possibly !Send) future lives there.
+        // Built on the worker loop: the socket is registered with that loop's Poll (or,
+        // on an io_uring loop, goes on its ring) and the handler's (possibly !Send)
+        // future lives there.
         let task = spawn_pinned_on(&worker.event_loop, move || {
-            let stream = TcpStream::new(socket);
+            let stream = TcpStream::on_this_loop(socket);
             async move {
                 let _connection = connection;
                 match stream {

@@ -39,8 +39,10 @@ pub(crate) const CANCEL: u64 = u64::MAX - 1;
 
 /// Submission-queue slots of each loop's ring.
 const RING_ENTRIES: u32 = 1024;
-/// Provided buffers per loop, and the size of each.
-const POOL_BUFFERS: u16 = 1024;
+/// Provided buffers per loop, and the size of each: 2 MiB per loop, touched when the
+/// loop starts (the kernel takes buffers in ring order, so all of them are used soon
+/// anyway; a process's resident memory then does not creep up as they are).
+const POOL_BUFFERS: u16 = 512;
 const POOL_BUFFER_SIZE: usize = 4096;
 
 /// What an operation's completion goes to. Implemented by the io_uring sockets.

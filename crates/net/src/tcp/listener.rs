@@ -110,20 +110,25 @@ impl TcpListener {
     }
 
     /// The ring's multishot accept, on a loop that runs on io_uring (`None` on
-    /// readiness). A connection already gone when its address is asked for is
-    /// skipped, as if it had never been accepted.
+    /// readiness). The kernel's multishot accept gives no address: it is asked of the
+    /// socket. A connection the peer already reset has none any more; it is still
+    /// returned (as `accept4` returns it, and its first read reports the reset), with
+    /// the unspecified address of the listener's family and port 0.
     fn poll_accept_ring(&self, cx: &mut Context<'_>) -> Option<Poll<io::Result<(mio::net::TcpStream, SocketAddr)>>> {
-        loop {
-            let fd = match self.io.poll_accept_ring(cx)? {
-                Poll::Ready(Ok(fd)) => fd,
-                Poll::Ready(Err(e)) => return Some(Poll::Ready(Err(e))),
-                Poll::Pending => return Some(Poll::Pending),
+        let fd = match self.io.poll_accept_ring(cx)? {
+            Poll::Ready(Ok(fd)) => fd,
+            Poll::Ready(Err(e)) => return Some(Poll::Ready(Err(e))),
+            Poll::Pending => return Some(Poll::Pending),
+        };
+        let stream = std::net::TcpStream::from(fd);
+        let addr = stream.peer_addr().unwrap_or_else(|_| {
+            let ip: std::net::IpAddr = match self.io.get_ref().local_addr() {
+                Ok(SocketAddr::V6(_)) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+                _ => std::net::Ipv4Addr::UNSPECIFIED.into(),
             };
-            let stream = std::net::TcpStream::from(fd);
-            if let Ok(addr) = stream.peer_addr() {
-                return Some(Poll::Ready(Ok((mio::net::TcpStream::from_std(stream), addr))));
-            }
-        }
+            SocketAddr::new(ip, 0)
+        });
+        Some(Poll::Ready(Ok((mio::net::TcpStream::from_std(stream), addr))))
     }
 
     /// netloop: true once the listener accepts through its loop's io_uring ring (a

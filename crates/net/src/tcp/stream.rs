@@ -76,6 +76,17 @@ impl TcpStream {
         }
     }
 
+    /// A socket accepted for the loop driving this thread: on its ring if the loop runs
+    /// on io_uring, else registered with its `Poll` now.
+    pub(crate) fn on_this_loop(socket: mio::net::TcpStream) -> io::Result<TcpStream> {
+        match netloop_reactor::EventLoopHandle::current() {
+            Some(here) if here.io_driver() == netloop_reactor::IoDriver::IoUring => {
+                Ok(TcpStream::new_deferred(socket, here))
+            }
+            _ => TcpStream::new(socket),
+        }
+    }
+
     forward_to_socket! {
         /// The local address.
         pub fn local_addr(&self) -> io::Result<SocketAddr>;

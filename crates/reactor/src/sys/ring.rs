@@ -111,7 +111,14 @@ impl Ring {
                 }
                 self.uring.submit()
             }
-            _ if self.has_completions() => self.uring.submit(),
+            // Completions already wait: no wait, and no call unless there is
+            // something to submit.
+            _ if self.has_completions() => {
+                if !self.has_unsubmitted() {
+                    return Ok(());
+                }
+                self.uring.submit()
+            }
             None => self.uring.submit_and_wait(1),
             Some(t) => {
                 let ts = Timespec::from(t);
@@ -210,6 +217,9 @@ impl BufPool {
         if ring.is_null() || data.is_null() {
             std::alloc::handle_alloc_error(ring_layout);
         }
+        // Every page is touched now: the pool's resident size is what it will be.
+        // SAFETY: `data` is `data_layout.size()` bytes, just allocated.
+        unsafe { std::ptr::write_bytes(data, 0, data_layout.size()) };
         let pool = BufPool {
             ring,
             entries,
