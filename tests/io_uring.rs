@@ -292,3 +292,355 @@ fn a_listener_on_its_loop_accepts_through_the_ring() {
         .unwrap()
     });
 }
+
+/// What `block_on`'s own future wrote is the kernel's before the future blocks the
+/// thread (tokio's `buffered::echo_server` joins a std reader thread right after its
+/// last write): a current-thread runtime's writes do not wait for the next turn.
+#[test]
+fn block_on_writes_reach_the_kernel_before_the_thread_blocks() {
+    let rt = Builder::new_current_thread()
+        .io_driver(IoDriver::IoUring)
+        .enable_all()
+        .build()
+        .unwrap();
+    if rt.block_on(async { EventLoopHandle::current().unwrap().io_driver() }) != IoDriver::IoUring {
+        return;
+    }
+    rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let reader = std::thread::spawn(move || {
+            use std::io::Read;
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut b = [0u8; 5];
+            s.read_exact(&mut b).map(|()| b)
+        });
+        let (mut s, _) = listener.accept().await.unwrap();
+        s.write_all(b"hello").await.unwrap();
+        assert!(s.is_on_ring());
+        // Blocks the loop's thread: the bytes must already be with the kernel.
+        assert_eq!(&reader.join().unwrap().expect("the bytes arrived"), b"hello");
+    });
+}
+
+// Found in review: each failed before its fix.
+
+fn ring_current_thread() -> Runtime {
+    let rt = Builder::new_current_thread()
+        .io_driver(IoDriver::IoUring)
+        .enable_all()
+        .build()
+        .unwrap();
+    let d = rt.block_on(async { EventLoopHandle::current().unwrap().io_driver() });
+    assert_eq!(d, IoDriver::IoUring, "these tests need the ring");
+    rt
+}
+
+fn echo_server_shape(settle: bool) {
+    let rt = ring_current_thread();
+    rt.block_on(async {
+        const N: usize = 1024;
+        let srv = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = srv.local_addr().unwrap();
+        let msg = "foo bar baz";
+        let t = std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            let t2 = std::thread::spawn(move || {
+                let mut s = std::net::TcpStream::connect(addr).unwrap();
+                s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                let mut b = vec![0; msg.len() * N];
+                let mut got = 0;
+                while got < b.len() {
+                    match s.read(&mut b[got..]) {
+                        Ok(0) => break,
+                        Ok(n) => got += n,
+                        Err(_) => break,
+                    }
+                }
+                got
+            });
+            for _ in 0..N {
+                s.write_all(msg.as_bytes()).unwrap();
+            }
+            t2
+        });
+        let (mut a, _) = srv.accept().await.unwrap();
+        let (mut b, _) = srv.accept().await.unwrap();
+        let n = netloop::io::copy(&mut a, &mut b).await.unwrap();
+        assert!(a.is_on_ring() && b.is_on_ring());
+        if settle {
+            netloop::time::sleep(Duration::from_millis(50)).await;
+        }
+        let t2 = t.join().unwrap();
+        let got = t2.join().unwrap();
+        assert_eq!(n, 11 * 1024);
+        assert_eq!(got, 11 * 1024, "the std reader of b got {got} of {} bytes", 11 * 1024);
+    });
+}
+
+#[test]
+fn copy_then_blocking_join_gets_every_byte_out() {
+    echo_server_shape(false);
+}
+
+#[test]
+fn copy_then_a_loop_turn_gets_every_byte_out() {
+    echo_server_shape(true);
+}
+
+/// tokio: `writable().await` waits while `try_write` says WouldBlock.
+#[test]
+fn writable_waits_while_the_send_window_is_full() {
+    let rt = ring_current_thread();
+    let spins = rt.block_on(async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _client = std::net::TcpStream::connect(addr).unwrap(); // never reads
+        let (s, _) = listener.accept().await.unwrap();
+        let chunk = vec![0u8; 64 * 1024];
+        let mut spins = 0u64;
+        let r = netloop::time::timeout(Duration::from_secs(3), async {
+            loop {
+                s.writable().await.unwrap();
+                match s.try_write(&chunk) {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        spins += 1;
+                        if spins == 1_000_000 {
+                            return;
+                        }
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        })
+        .await;
+        eprintln!("on ring: {}, timed out: {}", s.is_on_ring(), r.is_err());
+        spins
+    });
+    assert!(
+        spins < 1000,
+        "writable() was Ready {spins} times while try_write said WouldBlock"
+    );
+}
+
+/// One stream whose reader is slow takes the loop's whole buffer pool; another stream
+/// of the loop then never receives.
+#[test]
+fn an_unread_stream_does_not_starve_its_loops_other_streams() {
+    let rt = ring_current_thread();
+    rt.block_on(async {
+        use std::io::Write;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let c1 = std::net::TcpStream::connect(addr).unwrap();
+        let (mut s1, _) = listener.accept().await.unwrap();
+        let mut c2 = std::net::TcpStream::connect(addr).unwrap();
+        let (mut s2, _) = listener.accept().await.unwrap();
+        let mut b = [0u8; 16];
+        assert!(
+            netloop::time::timeout(Duration::from_millis(50), s1.read(&mut b))
+                .await
+                .is_err()
+        );
+        assert!(
+            netloop::time::timeout(Duration::from_millis(50), s2.read(&mut b))
+                .await
+                .is_err()
+        );
+        assert!(s1.is_on_ring() && s2.is_on_ring());
+        let _w = std::thread::spawn(move || {
+            let mut c1 = c1;
+            c1.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+            let buf = vec![1u8; 1 << 20];
+            for _ in 0..8 {
+                if c1.write_all(&buf).is_err() {
+                    break;
+                }
+            }
+            std::thread::sleep(Duration::from_secs(6));
+        });
+        netloop::time::sleep(Duration::from_millis(500)).await;
+        c2.write_all(b"ping").unwrap();
+        let r = netloop::time::timeout(Duration::from_secs(3), s2.read(&mut b)).await;
+        assert!(matches!(r, Ok(Ok(4))), "s2's read of 4 bytes: {r:?}");
+    });
+}
+
+/// Bytes whose completion waited in the completion queue when the stream left the
+/// ring (`ready`) are read by a later read.
+#[test]
+fn leaving_the_ring_keeps_bytes_already_received() {
+    let rt = ring_current_thread();
+    rt.block_on(async {
+        use std::io::Write;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        let (mut s, _) = listener.accept().await.unwrap();
+        let mut b = [0u8; 16];
+        // The client never reads: fill the server's send side, so that registering
+        // for readiness later reports no writable edge.
+        let chunk = vec![b'A'; 64 * 1024];
+        while let Ok(Ok(_)) = netloop::time::timeout(Duration::from_millis(300), s.write(&chunk)).await {}
+        assert!(
+            netloop::time::timeout(Duration::from_millis(50), s.read(&mut b))
+                .await
+                .is_err()
+        );
+        assert!(s.is_on_ring());
+        // A read that waits, woken by the receive: the receive stays armed, no reader kept.
+        let (_, n) = netloop::join!(async { c.write_all(b"x").unwrap() }, s.read(&mut b));
+        assert_eq!(n.unwrap(), 1);
+        c.write_all(b"hello").unwrap();
+        // The loop does not select meanwhile: the receive's completion waits in the CQ.
+        std::thread::sleep(Duration::from_millis(100));
+        {
+            use std::os::fd::AsRawFd;
+            let mut p = [0u8; 16];
+            let n = unsafe {
+                libc::recv(
+                    s.as_raw_fd(),
+                    p.as_mut_ptr().cast(),
+                    16,
+                    libc::MSG_PEEK | libc::MSG_DONTWAIT,
+                )
+            };
+            eprintln!("bytes still in the socket before leaving the ring: {n}");
+        }
+        let r = s.try_io(netloop::io::Interest::READABLE, || {
+            Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+        });
+        eprintln!("try_io: {r:?}, on ring: {}", s.is_on_ring());
+        let t0 = std::time::Instant::now();
+        let r = netloop::time::timeout(Duration::from_secs(2), s.read(&mut b)).await;
+        eprintln!("read after leaving the ring: {r:?} after {:?}", t0.elapsed());
+        assert!(matches!(r, Ok(Ok(5))), "read after leaving the ring: {r:?}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(1),
+            "the read was not woken by its bytes"
+        );
+    });
+}
+
+/// After `into_std` and a close, sends the ring still had for the stream go out on
+/// whatever the descriptor number names next.
+#[test]
+fn into_std_never_sends_on_a_reused_descriptor_number() {
+    use std::os::fd::AsRawFd;
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let c1 = std::net::TcpStream::connect(addr).unwrap();
+            let (mut s1, _) = listener.accept().await.unwrap();
+            let chunk = vec![b'A'; 64 * 1024];
+            let mut total = 0;
+            loop {
+                match netloop::time::timeout(Duration::from_millis(300), s1.write(&chunk)).await {
+                    Ok(Ok(n)) => total += n,
+                    Err(_) => break,
+                    Ok(Err(e)) => panic!("{e}"),
+                }
+            }
+            assert!(s1.is_on_ring());
+            let fd1 = s1.as_raw_fd();
+            drop(s1.into_std().unwrap());
+            let c2 = std::net::TcpStream::connect(addr).unwrap();
+            let (mut s2, _) = listener.accept().await.unwrap();
+            eprintln!("wrote {total}; fd1 {fd1}, c2 {}, s2 {}", c2.as_raw_fd(), s2.as_raw_fd());
+            let drained = netloop::task::spawn_blocking(move || {
+                use std::io::Read;
+                let mut c1 = c1;
+                c1.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+                let mut b = vec![0u8; 1 << 16];
+                let mut n = 0;
+                while let Ok(k) = c1.read(&mut b) {
+                    if k == 0 {
+                        break;
+                    }
+                    n += k;
+                }
+                n
+            })
+            .await
+            .unwrap();
+            netloop::time::sleep(Duration::from_millis(200)).await;
+            let mut b = vec![0u8; 1 << 17];
+            let at_s2 = match netloop::time::timeout(Duration::from_millis(300), s2.read(&mut b)).await {
+                Ok(Ok(n)) => n,
+                _ => 0,
+            };
+            let at_c2 = netloop::task::spawn_blocking(move || {
+                use std::io::Read;
+                let mut c2 = c2;
+                c2.set_nonblocking(true).unwrap();
+                let mut b = vec![0u8; 1 << 17];
+                let mut n = 0;
+                while let Ok(k) = c2.read(&mut b) {
+                    if k == 0 {
+                        break;
+                    }
+                    n += k;
+                }
+                n
+            })
+            .await
+            .unwrap();
+            eprintln!("c1 drained {drained}; bytes that reached s2: {at_s2}; reached c2: {at_c2}");
+            assert_eq!((at_s2, at_c2), (0, 0), "connection 2 got connection 1's bytes");
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// A dropped stream whose peer never reads does not keep its descriptor: its sends get
+/// a grace (10 s), then they are cancelled and the socket closes.
+#[test]
+fn a_dropped_stream_whose_peer_never_reads_closes_after_its_grace() {
+    use std::os::fd::AsRawFd;
+    let Some(rt) = ring_runtime(1) else { return };
+    // Descriptors of this process open on `inode`'s socket (other tests run beside).
+    let open_on = |inode: &std::path::Path| {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .filter(|target| target == inode)
+            .count()
+    };
+    within(&rt, async move {
+        netloop::spawn(async move {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (mut s, _) = listener.accept().await.unwrap();
+            // Fill the kernel's buffers and the send window: a send stays in flight.
+            let chunk = vec![1u8; 64 * 1024];
+            while netloop::time::timeout(Duration::from_millis(300), s.write_all(&chunk))
+                .await
+                .is_ok()
+            {}
+            assert!(s.is_on_ring());
+            let inode = std::fs::read_link(format!("/proc/self/fd/{}", s.as_raw_fd())).unwrap();
+            assert_eq!(open_on(&inode), 2, "the stream's descriptor and the ring socket's own");
+            drop(s);
+            netloop::time::sleep(Duration::from_millis(200)).await;
+            assert_eq!(open_on(&inode), 1, "the stream's descriptor closes at once");
+            let started = std::time::Instant::now();
+            while open_on(&inode) > 0 {
+                assert!(
+                    started.elapsed() < Duration::from_secs(15),
+                    "the ring socket's descriptor never closed"
+                );
+                netloop::time::sleep(Duration::from_millis(100)).await;
+            }
+            assert!(started.elapsed() > Duration::from_secs(5), "closed before its grace");
+            drop(client);
+        })
+        .await
+        .unwrap()
+    });
+}

@@ -23,7 +23,7 @@
 //! This module knows nothing of streams: a target is any [`CompletionTarget`].
 
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
@@ -36,6 +36,9 @@ use crate::sys::ring::{BufPool, Ring};
 pub(crate) const EPOLL_POLL: u64 = u64::MAX;
 /// `user_data` of cancel requests, whose completions say nothing anyone waits for.
 pub(crate) const CANCEL: u64 = u64::MAX - 1;
+
+/// How long a loop's shutdown lets sends finish what their streams accepted.
+const SEND_GRACE_AT_SHUTDOWN: Duration = Duration::from_millis(500);
 
 /// Submission-queue slots of each loop's ring.
 const RING_ENTRIES: u32 = 1024;
@@ -51,12 +54,17 @@ pub(crate) trait CompletionTarget: Send + Sync {
     /// operation owned, given back with its last completion. `cx` submits follow-up
     /// operations and wakes tasks.
     fn complete(self: Arc<Self>, kind: OpKind, completion: Completion, buf: Option<Vec<u8>>, cx: &mut CompleteCx<'_>);
+
+    /// The grace a released target was given ([`RingDriver::linger`]) ran out.
+    fn linger_expired(self: Arc<Self>, _driver: &mut RingDriver) {}
 }
 
 /// What an operation is, for its target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum OpKind {
     Recv,
+    /// A one-shot readiness poll (a receive waiting for buffers).
+    Poll,
     Send,
     Accept,
 }
@@ -76,8 +84,17 @@ pub(crate) struct RingDriver {
     pool: Arc<BufPool>,
     /// Completions of the last select, for the I/O step.
     pub(crate) completions: Vec<Completion>,
-    /// Set once the loop drains its ring: no operation may start any more.
+    /// Set once the loop drains its ring: no operation may start any more, except
+    /// sends while `sends_may_finish`.
     closing: bool,
+    /// During a drain's first part: sends (the rest of what streams accepted) may still
+    /// be submitted and complete.
+    sends_may_finish: bool,
+    /// Released targets still finishing their operations, with the end of their grace;
+    /// a target leaves when it is done ([`unlinger`](Self::unlinger)) or expires.
+    lingering: Slab<(Instant, Weak<dyn CompletionTarget>)>,
+    /// A check of `lingering` is scheduled on the loop.
+    linger_check_armed: bool,
 }
 
 impl std::fmt::Debug for RingDriver {
@@ -121,6 +138,9 @@ impl RingDriver {
             pool,
             completions: Vec::with_capacity(256),
             closing: false,
+            sends_may_finish: false,
+            lingering: Slab::new(),
+            linger_check_armed: false,
         })
     }
 
@@ -145,7 +165,7 @@ impl RingDriver {
         entry: io_uring::squeue::Entry,
         buf: Option<Vec<u8>>,
     ) -> io::Result<usize> {
-        if self.closing {
+        if self.closing && !(kind == OpKind::Send && self.sends_may_finish) {
             return Err(crate::error::LoopShutDown::io_error());
         }
         let slot = self.ops.vacant_entry();
@@ -157,6 +177,45 @@ impl RingDriver {
         unsafe { self.ring.push(&entry)? };
         slot.insert(Op { target, kind, buf });
         Ok(key)
+    }
+
+    /// Gives a released target until `grace` from now to finish its operations.
+    /// Returns its entry's key (for [`unlinger`](Self::unlinger)), and true if the caller
+    /// must schedule a check ([`expire_lingering`](Self::expire_lingering)): one is
+    /// scheduled per loop at a time, however many targets linger.
+    pub(crate) fn linger(&mut self, target: Weak<dyn CompletionTarget>, grace: Duration) -> (usize, bool) {
+        let key = self.lingering.insert((Instant::now() + grace, target));
+        (key, !std::mem::replace(&mut self.linger_check_armed, true))
+    }
+
+    /// A lingering target finished in time.
+    pub(crate) fn unlinger(&mut self, key: usize) {
+        self.lingering.try_remove(key);
+    }
+
+    /// Tells the targets whose grace ran out. True if targets still linger (the caller
+    /// schedules the next check).
+    pub(crate) fn expire_lingering(&mut self) -> bool {
+        let now = Instant::now();
+        let expired: Vec<usize> = self
+            .lingering
+            .iter()
+            .filter(|(_, (end, target))| *end <= now || target.strong_count() == 0)
+            .map(|(key, _)| key)
+            .collect();
+        for key in expired {
+            let (_, target) = self.lingering.remove(key);
+            if let Some(target) = target.upgrade() {
+                target.linger_expired(self);
+            }
+        }
+        self.linger_check_armed = !self.lingering.is_empty();
+        self.linger_check_armed
+    }
+
+    /// True once the loop drains its ring (a cancel now means the loop is going).
+    pub(crate) fn is_closing(&self) -> bool {
+        self.closing
     }
 
     /// Asks the kernel to cancel operation `key` (its completion, `ECANCELED` or its
@@ -215,13 +274,37 @@ impl RingDriver {
     /// be freed. Returns the operations still in flight (0 unless the kernel took
     /// longer than `limit`).
     pub(crate) fn drain(&mut self, limit: Duration, wakers: &mut Vec<Waker>) -> usize {
+        // First the receives, accepts and polls; sends get a moment to finish what
+        // their streams accepted (as the kernel sends what a closed socket had
+        // buffered); then whatever is left is cancelled too.
         self.closing = true;
-        let keys: Vec<usize> = self.ops.iter().map(|(key, _)| key).collect();
+        self.sends_may_finish = true;
+        let deadline = Instant::now() + limit;
+        self.cancel_where(|kind| kind != OpKind::Send);
+        self.wait_while(Instant::now() + SEND_GRACE_AT_SHUTDOWN.min(limit), wakers, |ops| {
+            !ops.is_empty()
+        });
+        self.sends_may_finish = false;
+        self.cancel_where(|_| true);
+        self.wait_while(deadline, wakers, |ops| !ops.is_empty());
+        self.ops.len()
+    }
+
+    fn cancel_where(&mut self, pick: impl Fn(OpKind) -> bool) {
+        let keys: Vec<usize> = self
+            .ops
+            .iter()
+            .filter(|(_, op)| pick(op.kind))
+            .map(|(key, _)| key)
+            .collect();
         for key in keys {
             self.cancel(key);
         }
-        let deadline = Instant::now() + limit;
-        while !self.ops.is_empty() {
+    }
+
+    /// Submits, waits and dispatches until `busy` says otherwise or `deadline` passes.
+    fn wait_while(&mut self, deadline: Instant, wakers: &mut Vec<Waker>, busy: impl Fn(&Slab<Op>) -> bool) {
+        while busy(&self.ops) {
             let now = Instant::now();
             if now >= deadline {
                 break;
@@ -235,7 +318,6 @@ impl RingDriver {
             self.completions = out;
             self.dispatch(&|_| false, wakers);
         }
-        self.ops.len()
     }
 }
 
@@ -243,7 +325,7 @@ impl Drop for RingDriver {
     fn drop(&mut self) {
         let mut wakers = Vec::new();
         let left = self.drain(Duration::from_secs(5), &mut wakers);
-        drop(wakers);
+        wakers.into_iter().for_each(Waker::wake);
         if left > 0 {
             // The kernel still holds memory of these operations: leak it rather than
             // free what it may write.

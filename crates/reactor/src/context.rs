@@ -73,6 +73,9 @@ pub fn outside_loop<R>(f: impl FnOnce() -> R) -> R {
     with_core(|core| {
         if let Some(core) = core {
             core.local.wake_deferred();
+            // Bytes the loop's streams accepted reach the kernel before `f` may wait
+            // for them (on io_uring they would otherwise wait for the loop's next turn).
+            core.submit_now();
         }
     });
     struct Restore(*const Core);

@@ -30,6 +30,9 @@ pub(crate) struct Core {
     /// while that thread blocks in place (`event_loop/stand_in.rs`); each borrow lasts
     /// one select or one pass over its events and runs no task code.
     pub(crate) selector: RefCell<Selector>,
+    /// True while `block_on`'s own future is polled: its writes on the ring go to the
+    /// kernel at once, since it may block the thread before the loop's next turn.
+    pub(crate) polling_main: Cell<bool>,
 }
 
 impl Core {
@@ -43,6 +46,7 @@ impl Core {
             local: Local::new(),
             ring: RefCell::new(ring),
             selector: RefCell::new(selector),
+            polling_main: Cell::new(false),
         }
     }
 
@@ -61,6 +65,20 @@ impl Core {
                 r
             }
             None => selector.select(timeout),
+        }
+    }
+
+    /// Hands the ring's queued entries to the kernel now (one `io_uring_enter` that does
+    /// not wait), if there are any: before code that may block the loop's thread runs
+    /// (`block_on`'s own future, `block_in_place`), so that the bytes a write accepted
+    /// are the kernel's before that code can wait for them to arrive elsewhere.
+    pub(crate) fn submit_now(&self) {
+        if let Ok(mut ring) = self.ring.try_borrow_mut()
+            && let Some(driver) = ring.as_mut()
+            && driver.ring.has_unsubmitted()
+            && let Err(e) = driver.ring.enter(Some(std::time::Duration::ZERO))
+        {
+            tracing::warn!(target: "netloop::reactor", error = %e, "io_uring submission failed");
         }
     }
 

@@ -201,7 +201,13 @@ impl EventLoop {
             loop {
                 if main.woken.swap(false, AcqRel) {
                     let mut cx = Context::from_waker(&waker);
-                    if let Poll::Ready(out) = coop::with_budget(|| future.as_mut().poll(&mut cx)) {
+                    core.polling_main.set(true);
+                    let polled = coop::with_budget(|| future.as_mut().poll(&mut cx));
+                    core.polling_main.set(false);
+                    // The main future may block the thread between its polls (a
+                    // `thread::join`, a std socket): what it wrote goes out first.
+                    core.submit_now();
+                    if let Poll::Ready(out) = polled {
                         return Ok(out);
                     }
                 }

@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
@@ -74,20 +74,28 @@ impl<S: Source + AsRawFd> ListenerIo<S> {
                 if !shared.on_ring.load(std::sync::atomic::Ordering::Relaxed) {
                     return None;
                 }
-                context::with_own_core(shared, |core| core.shared.clone()).map(|shared| {
-                    Arc::new(RingAcceptor {
-                        fd: self.evented.get_ref().as_raw_fd(),
-                        shared,
-                        state: Mutex::new(AcceptState::default()),
-                    })
-                })
+                let shared = context::with_own_core(shared, |core| core.shared.clone())?;
+                // The acceptor's own descriptor: the accept names it, not the
+                // listener's, whose number may be reused once the listener closes.
+                // SAFETY: F_DUPFD_CLOEXEC on the listener's open descriptor; checked.
+                let dup = unsafe { libc::fcntl(self.evented.get_ref().as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
+                if dup < 0 {
+                    return None;
+                }
+                Some(Arc::new(RingAcceptor {
+                    // SAFETY: a new descriptor, owned by nobody else.
+                    keeper: unsafe { OwnedFd::from_raw_fd(dup) },
+                    shared,
+                    state: Mutex::new(AcceptState::default()),
+                }))
             })
             .as_ref()
     }
 
-    /// Polls the ring's accept: `None` if this listener accepts by readiness.
+    /// Polls the ring's accept: `None` if this accept goes by readiness (a listener
+    /// on readiness, or polled off its loop's thread with no accept armed).
     pub fn poll_accept_ring(&self, cx: &mut Context<'_>) -> Option<Poll<io::Result<OwnedFd>>> {
-        Some(self.acceptor()?.poll_accept(cx))
+        self.acceptor()?.poll_accept(cx)
     }
 
     /// Leaves the loop and returns the socket (`into_std`); a ring accept is cancelled
@@ -128,31 +136,29 @@ struct AcceptState {
 /// only after cancelling (on its own loop's thread, where the cancel is queued before
 /// any later submission can reuse the number).
 pub(crate) struct RingAcceptor {
-    fd: RawFd,
+    /// A duplicate of the listener's descriptor, closed with the last holder.
+    keeper: OwnedFd,
     shared: Arc<Shared>,
     state: Mutex<AcceptState>,
 }
 
 impl RingAcceptor {
-    fn poll_accept(self: &Arc<Self>, cx: &mut Context<'_>) -> Poll<io::Result<OwnedFd>> {
+    fn poll_accept(self: &Arc<Self>, cx: &mut Context<'_>) -> Option<Poll<io::Result<OwnedFd>>> {
         let mut state = lock(&self.state);
         if let Some(fd) = state.accepted.pop_front() {
-            return Poll::Ready(Ok(fd));
+            return Some(Poll::Ready(Ok(fd)));
         }
         if let Some(errno) = state.error.take() {
-            return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
+            return Some(Poll::Ready(Err(io::Error::from_raw_os_error(errno))));
         }
         if state.loop_gone {
-            return Poll::Ready(Err(crate::error::LoopShutDown::io_error()));
-        }
-        if !state.waiters.iter().any(|w| w.will_wake(cx.waker())) {
-            state.waiters.push(cx.waker().clone());
+            return Some(Poll::Ready(Err(crate::error::LoopShutDown::io_error())));
         }
         if state.armed.is_none() {
             let armed = context::with_own_core(&self.shared, |core| {
                 let mut ring = core.ring.try_borrow_mut().ok()?;
                 let driver = ring.as_mut()?;
-                let entry = opcode::AcceptMulti::new(types::Fd(self.fd))
+                let entry = opcode::AcceptMulti::new(types::Fd(self.keeper.as_raw_fd()))
                     .flags(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
                     .build();
                 // SAFETY: the operation holds this acceptor; the listener cancels it
@@ -162,38 +168,15 @@ impl RingAcceptor {
             .flatten();
             match armed {
                 Some(key) => state.armed = Some(key),
-                // Off the loop's thread (a moved listener) or its ring is gone: fall
-                // back to one plain accept attempt per poll.
-                None => {
-                    drop(state);
-                    return self.accept_now(cx);
-                }
+                // Off the loop's thread (a moved listener) or its ring is busy or gone:
+                // this accept goes by readiness.
+                None => return None,
             }
         }
-        Poll::Pending
-    }
-
-    /// One `accept4(2)` that does not wait; `Pending` (waking soon) if none is queued.
-    fn accept_now(&self, cx: &mut Context<'_>) -> Poll<io::Result<OwnedFd>> {
-        // SAFETY: no address is asked for; `fd` is the listener's open descriptor.
-        let fd = unsafe {
-            libc::accept4(
-                self.fd,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: a new descriptor, owned by nobody else.
-            return Poll::Ready(Ok(unsafe { OwnedFd::from_raw_fd(fd) }));
+        if !state.waiters.iter().any(|w| w.will_wake(cx.waker())) {
+            state.waiters.push(cx.waker().clone());
         }
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::WouldBlock {
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
-        }
-        Poll::Ready(Err(e))
+        Some(Poll::Pending)
     }
 
     /// The listener is gone: cancel the accept; descriptors not taken are closed.

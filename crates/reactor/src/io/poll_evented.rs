@@ -433,15 +433,6 @@ impl<S: Source> PollEvented<S> {
         self.registration.get().map(Registration::handle)
     }
 
-    /// The source, taken out if it was never registered (then dropping `self` does
-    /// nothing); `None` if it is registered.
-    pub(crate) fn take_unregistered_source(&mut self) -> Option<S> {
-        if self.registration.get().is_some() {
-            return None;
-        }
-        self.source.take()
-    }
-
     /// Deregisters and returns the source.
     pub fn into_inner(mut self) -> io::Result<S> {
         let mut source = self.source.take().expect("source present until drop");

@@ -4,26 +4,35 @@
 //! ```text
 //!             reader task                          loop (completion of the receive)
 //!  poll_read: chunks? copy out, give buffers    ◀─ chunk (buffer id, length) queued,
-//!             back : else arm the receive,          reader woken; `MORE` unset: the
-//!             wait                                  receive re-armed unless EOF/error
+//!             back : no receive armed? recv(2)      reader woken; `MORE` unset: the
+//!             once : else arm the receive, wait     receive re-armed unless EOF/error
 //!
 //!             writer task                          loop (completion of the send)
 //!  poll_write: room in `pending`? copy in; no   ─▶ all sent: next `pending` goes out,
-//!             send in flight? submit one            or the writer and shutdown go on;
-//!             : wait for room                       short: the rest goes out again
+//!             send in flight? queue one             or the writer, flush and shutdown
+//!             : wait for room                       go on; short: the rest goes out
 //! ```
 //!
-//! Invariants: at most one receive and one send of a socket are in flight. Bytes in
-//! `pending` always have a send in flight or about to be submitted (`sending`), so a
-//! dropped socket still sends what it accepted, then closes. The descriptor stays open
-//! until the last operation naming it has completed: each operation holds this
-//! socket (`Arc`), and the socket closes the descriptor when it drops (`keeper`).
+//! Invariants:
+//! - The socket owns its own descriptor (`fd`, a duplicate of the stream's): every
+//!   operation names that number, which stays open until the last operation that may
+//!   name it has completed (each operation holds the socket's `Arc`). The stream's own
+//!   descriptor closes whenever the stream goes; nothing the ring does can reach
+//!   another file through a reused number.
+//! - At most one receive (or, out of buffers, one readiness poll) and one send are in
+//!   flight. Bytes in `pending` always have a send in flight or queued (`sending`), so a
+//!   dropped stream still sends what it accepted, for [`RELEASE_GRACE`] at most.
+//! - At most [`MAX_CHUNKS`] received chunks wait for a reader: past that the receive is
+//!   cancelled and re-armed once the reader has taken them, so one unread stream
+//!   cannot take its loop's whole buffer pool (and TCP's back-pressure works).
+//! - Once `detached` (the stream left the ring), nothing new is submitted.
 
 use std::collections::VecDeque;
 use std::io;
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use io_uring::{opcode, types};
 
@@ -39,6 +48,14 @@ use crate::sys::ring::{BUF_GROUP, BufPool};
 /// waits for a send to complete (tokio's back-pressure, from a socket buffer's worth).
 const SEND_WINDOW: usize = 64 * 1024;
 
+/// Received chunks a socket may hold unread before its receive is paused.
+const MAX_CHUNKS: usize = 16;
+
+/// How long a dropped stream's unsent bytes may take to go out before its sends are
+/// cancelled and its descriptor closed (a peer that never reads must not hold a
+/// descriptor for ever).
+const RELEASE_GRACE: Duration = Duration::from_secs(10);
+
 /// Received bytes not yet read: part of one provided buffer.
 #[derive(Clone, Copy, Debug)]
 struct Chunk {
@@ -53,10 +70,10 @@ struct State {
     /// socket being assumed readable), cleared only when a read finds nothing.
     readable: bool,
     chunks: VecDeque<Chunk>,
-    /// The receive in flight (its op key), if armed.
+    /// The receive (or readiness poll) in flight: its op key.
     recv: Option<usize>,
-    /// The receive stopped for want of buffers: re-armed at the next read.
-    starved: bool,
+    /// The receive was paused at [`MAX_CHUNKS`]: re-armed when the reader catches up.
+    throttled: bool,
     /// End of stream seen (after the chunks).
     eof: bool,
     /// A receive error for the next read (then end of stream).
@@ -66,6 +83,8 @@ struct State {
     pending: Vec<u8>,
     /// A send is in flight or queued for submission.
     sending: bool,
+    /// The send in flight: its op key.
+    send: Option<usize>,
     /// The last send failed: the next write, flush or shutdown reports it.
     write_error: Option<i32>,
     writer: Option<Waker>,
@@ -74,16 +93,28 @@ struct State {
     shutdown_done: bool,
     /// The loop shut down: every operation fails from now on.
     loop_gone: bool,
+    /// The stream left the ring (`into_std`, readiness): nothing new is submitted.
+    detached: bool,
+    /// The stream is gone: what it accepted is sent, nothing is received.
+    released: bool,
+    /// Its entry among the loop's lingering targets while a released stream's sends
+    /// finish.
+    lingering: Option<usize>,
     /// Spare allocation for the next send's bytes.
     spare: Vec<u8>,
 }
 
+impl State {
+    fn read_would_not_wait(&self) -> bool {
+        self.readable || !self.chunks.is_empty() || self.eof || self.read_error.is_some()
+    }
+}
+
 /// A socket on its loop's ring. Owned jointly by its stream and its operations.
 pub(crate) struct RingSocket {
-    fd: RawFd,
-    /// The descriptor, closed when the last holder goes (`None` until the stream
-    /// hands it over: while the stream lives, the stream owns it).
-    keeper: Mutex<Option<OwnedFd>>,
+    /// The socket's own descriptor (a duplicate of the stream's), closed with the
+    /// last holder of the socket.
+    keeper: OwnedFd,
     shared: Arc<Shared>,
     pool: Arc<BufPool>,
     state: Mutex<State>,
@@ -92,7 +123,7 @@ pub(crate) struct RingSocket {
 impl std::fmt::Debug for RingSocket {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RingSocket")
-            .field("fd", &self.fd)
+            .field("fd", &self.fd())
             .finish_non_exhaustive()
     }
 }
@@ -101,14 +132,26 @@ fn loop_gone_error() -> io::Error {
     crate::error::LoopShutDown::io_error()
 }
 
+/// Wakes after the locks are released.
+fn wake_all(wakers: impl IntoIterator<Item = Option<Waker>>) {
+    wakers.into_iter().flatten().for_each(Waker::wake);
+}
+
 impl RingSocket {
-    /// A socket of `core`'s loop; the caller keeps `fd` open until it hands it over
-    /// with [`keep_open_until_done`](Self::keep_open_until_done).
+    /// A socket of `core`'s loop over a duplicate of `fd`; `None` if the loop has no
+    /// ring or no descriptor is left for the duplicate (the stream then stays on
+    /// readiness).
     pub(crate) fn new(core: &Core, fd: RawFd) -> Option<Arc<RingSocket>> {
         let pool = core.ring.borrow().as_ref()?.pool().clone();
+        // SAFETY: F_DUPFD_CLOEXEC on the stream's open descriptor; the result is checked.
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            return None;
+        }
+        // SAFETY: a new descriptor, owned by nobody else.
+        let keeper = unsafe { OwnedFd::from_raw_fd(dup) };
         Some(Arc::new(RingSocket {
-            fd,
-            keeper: Mutex::new(None),
+            keeper,
             shared: core.shared.clone(),
             pool,
             state: Mutex::new(State {
@@ -118,69 +161,112 @@ impl RingSocket {
         }))
     }
 
+    /// The socket's own descriptor's number.
+    fn fd(&self) -> RawFd {
+        self.keeper.as_raw_fd()
+    }
+
     /// The loop this socket's operations run on.
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
 
-    /// Runs `f` with the loop's ring driver: at once on the loop's thread, else on
-    /// the loop (woken for it). `f` gets `None` if the ring is gone or busy.
+    /// Runs `f` with the loop's ring driver: at once on the loop's thread (unless the
+    /// driver is in use there), else on the loop, woken for it. `f` gets `None` only if
+    /// the loop or its ring is gone.
     fn with_driver(self: &Arc<Self>, f: impl FnOnce(&Arc<RingSocket>, Option<&mut RingDriver>) + Send + 'static) {
         let this = self.clone();
         let f = match context::on_own_core(&self.shared, f, |core, f| match core.ring.try_borrow_mut() {
-            Ok(mut ring) => f(&this, ring.as_mut()),
-            Err(_) => f(&this, None),
+            Ok(mut ring) => {
+                f(&this, ring.as_mut());
+                Ok(())
+            }
+            Err(_) => Err(f),
         }) {
-            Ok(()) => return,
-            Err(f) => f,
+            Ok(Ok(())) => return,
+            Ok(Err(f)) | Err(f) => f,
         };
         let this = self.clone();
-        let item = crate::queue_item::QueueItem::Closure(Box::new(move || {
+        let run = move || {
             let shared = this.shared.clone();
             let f = match context::on_own_core(&shared, f, |core, f| match core.ring.try_borrow_mut() {
-                Ok(mut ring) => f(&this, ring.as_mut()),
-                Err(_) => f(&this, None),
+                Ok(mut ring) => {
+                    f(&this, ring.as_mut());
+                    Ok(())
+                }
+                Err(_) => Err(f),
             }) {
-                Ok(()) => return,
-                Err(f) => f,
+                Ok(Ok(())) => return,
+                Ok(Err(f)) | Err(f) => f,
             };
             f(&this, None);
-        }));
-        if self.shared.submit(item, Wake::Now).is_err() {
-            lock(&self.state).loop_gone = true;
+        };
+        let item = crate::queue_item::QueueItem::Closure(Box::new(run));
+        if let Err(rejected) = self.shared.submit(item, Wake::Now) {
+            drop(rejected);
+            self.loop_gone();
         }
+    }
+
+    /// The loop is gone: every waiter hears it.
+    fn loop_gone(&self) {
+        let mut state = lock(&self.state);
+        state.loop_gone = true;
+        state.sending = false;
+        state.pending.clear();
+        let wakers = [state.reader.take(), state.writer.take()];
+        drop(state);
+        wake_all(wakers);
     }
 
     // ---- reading -------------------------------------------------------------------
 
-    /// Arms the multishot receive if it is not (caller holds no lock).
+    /// Arms the receive if it is not (caller holds no lock).
     fn arm_recv(self: &Arc<Self>) {
         self.with_driver(|this, driver| {
             let mut state = lock(&this.state);
-            if state.recv.is_some() || state.eof || state.read_error.is_some() || state.loop_gone {
+            if state.recv.is_some() || state.eof || state.read_error.is_some() || state.loop_gone || state.detached {
                 return;
             }
-            this.submit_recv(&mut state, driver);
+            let woken = this.submit_recv(&mut state, driver, false);
+            drop(state);
+            wake_all([woken]);
         });
     }
 
-    fn submit_recv(self: &Arc<Self>, state: &mut State, driver: Option<&mut RingDriver>) {
+    /// Submits the multishot receive (`poll_only`: a one-shot readiness poll, for a
+    /// loop out of buffers). Returns a waker to wake if the loop is gone.
+    #[must_use]
+    fn submit_recv(
+        self: &Arc<Self>,
+        state: &mut State,
+        driver: Option<&mut RingDriver>,
+        poll_only: bool,
+    ) -> Option<Waker> {
         let Some(driver) = driver else {
             state.loop_gone = true;
-            take_wake(&mut state.reader);
-            return;
+            return state.reader.take();
         };
-        let entry = opcode::RecvMulti::new(types::Fd(self.fd), BUF_GROUP).build();
-        // SAFETY: the operation holds this socket, which keeps `fd` open until the
+        let (entry, kind) = if poll_only {
+            let entry = opcode::PollAdd::new(types::Fd(self.fd()), libc::POLLIN as u32).build();
+            (entry, OpKind::Poll)
+        } else {
+            (
+                opcode::RecvMulti::new(types::Fd(self.fd()), BUF_GROUP).build(),
+                OpKind::Recv,
+            )
+        };
+        // SAFETY: the operation holds this socket, which keeps `fd` open until its
         // last completion; the buffer group is the driver's pool, which outlives it.
-        match unsafe { driver.submit(self.clone(), OpKind::Recv, entry, None) } {
+        match unsafe { driver.submit(self.clone(), kind, entry, None) } {
             Ok(key) => {
                 state.recv = Some(key);
-                state.starved = false;
+                state.throttled = false;
+                None
             }
             Err(_) => {
                 state.loop_gone = true;
-                take_wake(&mut state.reader);
+                state.reader.take()
             }
         }
     }
@@ -206,12 +292,13 @@ impl RingSocket {
             if state.loop_gone {
                 return Poll::Ready(Err(loop_gone_error()));
             }
-            if state.recv.is_none() && !state.starved {
+            if state.recv.is_none() || state.detached {
                 // No receive armed, so none can hold bytes that came earlier: the
                 // socket is tried at once (a new connection's first request is usually
-                // there already, as tokio assumes of accepted streams), and the
-                // receive is armed only if it has nothing.
-                match recv_now(self.fd, buf, peek) {
+                // there already, as tokio assumes of accepted streams; a loop out of
+                // buffers reads this way), and the receive is armed only if it has
+                // nothing.
+                match recv_now(self.fd(), buf, peek) {
                     Ok(0) => {
                         state.eof = true;
                         return Poll::Ready(Ok(0));
@@ -228,7 +315,7 @@ impl RingSocket {
                     slot => *slot = Some(cx.waker().clone()),
                 }
             }
-            let arm = state.recv.is_none();
+            let arm = state.recv.is_none() && !state.detached;
             drop(state);
             if arm {
                 self.arm_recv();
@@ -257,7 +344,7 @@ impl RingSocket {
                 state.chunks.pop_front();
             }
         }
-        let rearm = state.starved && !peek;
+        let rearm = state.throttled && state.recv.is_none() && state.chunks.len() <= MAX_CHUNKS / 2 && !peek;
         drop(state);
         if !done.is_empty() {
             // SAFETY: each buffer was emptied and popped above, once.
@@ -286,6 +373,33 @@ impl RingSocket {
         }
     }
 
+    /// Takes bytes received before the stream left the ring, keeping `cx`'s waker for
+    /// those still on their way; `None` when none are left.
+    pub(crate) fn take_leftover(self: &Arc<Self>, cx: Option<&mut Context<'_>>, buf: &mut [u8]) -> Option<usize> {
+        let mut state = lock(&self.state);
+        if state.chunks.is_empty() {
+            if state.recv.is_some()
+                && let Some(cx) = cx
+            {
+                // A cancelled receive's last completions may still bring bytes.
+                state.reader = Some(cx.waker().clone());
+            }
+            return None;
+        }
+        drop(state);
+        match self.read_into(None, buf, false) {
+            Poll::Ready(Ok(n)) if n > 0 => Some(n),
+            _ => None,
+        }
+    }
+
+    /// True while bytes received before the stream left the ring wait, or may still
+    /// arrive from the cancelled receive.
+    pub(crate) fn has_leftover(&self) -> bool {
+        let state = lock(&self.state);
+        !state.chunks.is_empty() || state.recv.is_some()
+    }
+
     /// Copies what is there without taking it.
     pub(crate) fn poll_peek(self: &Arc<Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.read_into(Some(cx), buf, true)
@@ -299,7 +413,7 @@ impl RingSocket {
     /// Ready when a read would not wait (data, end of stream or an error).
     pub(crate) fn poll_read_ready(self: &Arc<Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut state = lock(&self.state);
-        if state.readable || !state.chunks.is_empty() || state.eof || state.read_error.is_some() {
+        if state.read_would_not_wait() {
             return Poll::Ready(Ok(()));
         }
         if state.loop_gone {
@@ -317,7 +431,8 @@ impl RingSocket {
     // ---- writing -------------------------------------------------------------------
 
     /// Accepts bytes of `bufs` into the send window: `Ready(n)`, or `Pending` (the
-    /// writer's waker kept) while the window is full. Reports a failed earlier send.
+    /// writer's waker kept) while the window is full; with no bytes, `Ready(0)` only
+    /// if there is room (the write readiness). Reports a failed earlier send.
     pub(crate) fn poll_write(
         self: &Arc<Self>,
         cx: Option<&mut Context<'_>>,
@@ -333,16 +448,16 @@ impl RingSocket {
         if state.loop_gone {
             return Poll::Ready(Err(loop_gone_error()));
         }
-        let total: usize = bufs.iter().map(|b| b.len()).sum();
-        if total == 0 {
-            return Poll::Ready(Ok(0));
-        }
         let room = SEND_WINDOW.saturating_sub(state.pending.len());
         if room == 0 {
             if let Some(cx) = cx {
                 state.writer = Some(cx.waker().clone());
             }
             return Poll::Pending;
+        }
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        if total == 0 {
+            return Poll::Ready(Ok(0));
         }
         let mut n = 0;
         for b in bufs {
@@ -362,56 +477,83 @@ impl RingSocket {
         Poll::Ready(Ok(n))
     }
 
-    /// Submits `pending` as the next send (on the loop).
+    /// Submits `pending` as the next send (on the loop): with the turn's other
+    /// operations, or at once from `block_on`'s own future, which may block its thread
+    /// before the next turn (tokio's write is the kernel's when it returns).
     fn start_send(self: &Arc<Self>) {
         self.with_driver(|this, driver| {
             let mut state = lock(&this.state);
-            this.submit_send(&mut state, driver);
+            let woken = this.submit_send(&mut state, driver);
+            drop(state);
+            wake_all([woken]);
+        });
+        context::with_own_core(&self.shared, |core| {
+            if core.polling_main.get() {
+                core.submit_now();
+            }
         });
     }
 
-    fn submit_send(self: &Arc<Self>, state: &mut State, driver: Option<&mut RingDriver>) {
+    #[must_use]
+    fn submit_send(self: &Arc<Self>, state: &mut State, driver: Option<&mut RingDriver>) -> Option<Waker> {
         if state.pending.is_empty() {
             state.sending = false;
-            return;
+            return state.writer.take();
         }
         let Some(driver) = driver else {
-            self.fail_sends(state, None);
-            return;
+            state.loop_gone = true;
+            return self.fail_sends(state, None);
         };
         let spare = std::mem::take(&mut state.spare);
         let buf = std::mem::replace(&mut state.pending, spare);
-        self.submit_send_buf(state, driver, buf, 0);
+        self.submit_send_buf(state, driver, buf, 0)
     }
 
     /// Sends `buf[offset..]`; the buffer goes with the operation.
-    fn submit_send_buf(self: &Arc<Self>, state: &mut State, driver: &mut RingDriver, mut buf: Vec<u8>, offset: usize) {
+    #[must_use]
+    fn submit_send_buf(
+        self: &Arc<Self>,
+        state: &mut State,
+        driver: &mut RingDriver,
+        mut buf: Vec<u8>,
+        offset: usize,
+    ) -> Option<Waker> {
         // The sent prefix goes first, so that the operation's bytes are the whole vector.
         buf.drain(..offset);
         let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
-        let entry = opcode::Send::new(types::Fd(self.fd), buf.as_ptr(), len)
+        let entry = opcode::Send::new(types::Fd(self.fd()), buf.as_ptr(), len)
             .flags(libc::MSG_NOSIGNAL)
             .build();
         // SAFETY: the operation owns `buf` (moving a vector does not move its heap
         // memory, which `entry` points into) and this socket, which keeps `fd` open,
         // until its completion.
-        if unsafe { driver.submit(self.clone(), OpKind::Send, entry, Some(buf)) }.is_err() {
-            self.fail_sends(state, None);
+        match unsafe { driver.submit(self.clone(), OpKind::Send, entry, Some(buf)) } {
+            Ok(key) => {
+                state.send = Some(key);
+                None
+            }
+            Err(_) => {
+                state.loop_gone = true;
+                self.fail_sends(state, None)
+            }
         }
     }
 
-    /// Every send fails from now on (`errno`, or the loop's shutdown).
-    fn fail_sends(&self, state: &mut State, errno: Option<i32>) {
-        match errno {
-            Some(e) => state.write_error = Some(e),
-            None => state.loop_gone = true,
+    /// Every send fails from now on (`errno`, or the loop's shutdown); the writer's
+    /// waker is returned to wake.
+    #[must_use]
+    fn fail_sends(&self, state: &mut State, errno: Option<i32>) -> Option<Waker> {
+        if let Some(e) = errno {
+            state.write_error = Some(e);
         }
         state.pending.clear();
         state.sending = false;
-        take_wake(&mut state.writer);
+        state.send = None;
+        state.writer.take()
     }
 
-    /// Ready once nothing accepted is unsent; reports a failed send.
+    /// Ready once nothing accepted is unsent (the bytes are the kernel's); reports a
+    /// failed send.
     pub(crate) fn poll_flush(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut state = lock(&self.state);
         if let Some(errno) = state.write_error.take() {
@@ -419,6 +561,9 @@ impl RingSocket {
         }
         if !state.sending {
             return Poll::Ready(Ok(()));
+        }
+        if state.loop_gone {
+            return Poll::Ready(Err(loop_gone_error()));
         }
         state.writer = Some(cx.waker().clone());
         Poll::Pending
@@ -437,7 +582,7 @@ impl RingSocket {
         }
         state.shutdown_done = true;
         drop(state);
-        shutdown_fd(self.fd)
+        shutdown_fd(self.fd())
     }
 
     /// `poll_shutdown`: waits for the unsent bytes, then shuts the write direction.
@@ -447,41 +592,84 @@ impl RingSocket {
         Poll::Ready(Ok(()))
     }
 
-    /// The stream is dropping or leaving the ring: the receive is cancelled (its
-    /// buffers come back) and `fd` is closed once the last operation is done.
-    pub(crate) fn release(self: &Arc<Self>, fd: Option<OwnedFd>) {
-        *lock(&self.keeper) = fd;
+    /// The stream is dropping: the receive is cancelled (its buffers come back); what
+    /// the stream accepted is still sent, for [`RELEASE_GRACE`] at most, then the
+    /// socket's descriptor closes with its last operation.
+    pub(crate) fn release(self: &Arc<Self>) {
+        lock(&self.state).released = true;
         self.with_driver(|this, driver| {
-            let key = lock(&this.state).recv;
-            if let (Some(key), Some(driver)) = (key, driver) {
+            let (recv, sending) = {
+                let state = lock(&this.state);
+                (state.recv, state.sending)
+            };
+            let Some(driver) = driver else { return };
+            if let Some(key) = recv {
                 driver.cancel(key);
+            }
+            if sending {
+                let target: Arc<dyn CompletionTarget> = this.clone();
+                let (key, schedule) = driver.linger(Arc::downgrade(&target), RELEASE_GRACE);
+                lock(&this.state).lingering = Some(key);
+                if schedule {
+                    schedule_linger_check(&this.shared);
+                }
             }
         });
     }
 
-    /// Stops the receive at once (on the loop's thread) and sends what is queued, for
-    /// a stream leaving the ring (`into_std`): no byte arriving later goes to a buffer.
-    /// Off the loop's thread the cancel is only queued.
-    pub(crate) fn detach_now(self: &Arc<Self>) {
+    /// The stream leaves the ring for good (`into_std`, or readiness asked for): on the
+    /// loop's thread, the queued sends go to the kernel now and the receive stops at
+    /// once, and the completions already waiting are taken in, so that every byte the
+    /// ring received is in `chunks` before anything reads the socket directly. Off the
+    /// loop's thread the cancel is only queued.
+    pub(crate) fn detach(self: &Arc<Self>) {
+        lock(&self.state).detached = true;
         let done = context::with_own_core(&self.shared, |core| {
-            if let Ok(mut ring) = core.ring.try_borrow_mut()
-                && let Some(driver) = ring.as_mut()
-            {
-                // The queued sends go to the kernel now, ahead of anything written on
-                // the descriptor from here on; the receive stops at once.
-                let _ = driver.ring.enter(Some(std::time::Duration::ZERO));
-                if let Some(key) = lock(&self.state).recv {
-                    let _ = driver.ring.cancel_now(key as u64);
-                }
-                true
-            } else {
-                false
+            let Ok(mut ring) = core.ring.try_borrow_mut() else {
+                return false;
+            };
+            let Some(driver) = ring.as_mut() else { return false };
+            let _ = driver.ring.enter(Some(Duration::ZERO));
+            if let Some(key) = lock(&self.state).recv {
+                let _ = driver.ring.cancel_now(key as u64);
             }
+            let mut out = std::mem::take(&mut driver.completions);
+            driver.ring.take_completions(&mut out);
+            driver.completions = out;
+            let mut wakers = Vec::new();
+            let in_place = |w: &Waker| crate::task::wake_in_place::<Arc<Shared>>(core, w);
+            driver.dispatch(&in_place, &mut wakers);
+            drop(ring);
+            wakers.into_iter().for_each(Waker::wake);
+            true
         });
         if done != Some(true) {
-            self.release(None);
+            self.with_driver(|this, driver| {
+                if let (Some(key), Some(driver)) = (lock(&this.state).recv, driver) {
+                    driver.cancel(key);
+                }
+            });
         }
     }
+}
+
+/// How often a loop with released sockets still sending looks for expired graces.
+const LINGER_CHECK: Duration = Duration::from_secs(1);
+
+/// Schedules the loop's next look at its lingering sockets (see `RingDriver::linger`).
+fn schedule_linger_check(shared: &Arc<Shared>) {
+    let handle = crate::handle::EventLoopHandle { shared: shared.clone() };
+    let shared = shared.clone();
+    let _ = handle.schedule(LINGER_CHECK, move || {
+        let again = context::with_own_core(&shared, |core| match core.ring.try_borrow_mut() {
+            Ok(mut ring) => ring.as_mut().is_some_and(RingDriver::expire_lingering),
+            // Busy (cannot be, from a scheduled task): look again later.
+            Err(_) => true,
+        });
+        if again == Some(true) {
+            schedule_linger_check(&shared);
+        }
+    });
 }
 
 /// One `recv(2)` that does not wait (`MSG_PEEK` for a peek).
@@ -509,12 +697,6 @@ fn shutdown_fd(fd: RawFd) -> io::Result<()> {
     }
 }
 
-fn take_wake(slot: &mut Option<Waker>) {
-    if let Some(w) = slot.take() {
-        w.wake();
-    }
-}
-
 impl Drop for RingSocket {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
@@ -524,63 +706,101 @@ impl Drop for RingSocket {
             // them any more.
             unsafe { self.pool.recycle(bids) };
         }
+        // `keeper` closes the socket's descriptor now: no operation names it any more.
     }
 }
 
 impl CompletionTarget for RingSocket {
     fn complete(self: Arc<Self>, kind: OpKind, c: Completion, buf: Option<Vec<u8>>, cx: &mut CompleteCx<'_>) {
         let mut state = lock(&self.state);
+        let mut woken = None;
         match kind {
             OpKind::Recv => {
-                if c.result > 0
-                    && let Some(bid) = c.buffer()
-                {
-                    state.chunks.push_back(Chunk {
-                        bid,
-                        start: 0,
-                        end: c.result as u32,
-                    });
-                    state.readable = true;
-                } else if let Some(bid) = c.buffer() {
-                    // A buffer with nothing in it (end of stream): straight back.
-                    // SAFETY: handed to us by this completion, given back once.
-                    unsafe { self.pool.recycle([bid]) };
+                if let Some(bid) = c.buffer() {
+                    if c.result > 0 && !state.released {
+                        state.chunks.push_back(Chunk {
+                            bid,
+                            start: 0,
+                            end: c.result as u32,
+                        });
+                        state.readable = true;
+                    } else {
+                        // Nothing in it, or nobody will read it: straight back.
+                        // SAFETY: handed to us by this completion, given back once.
+                        unsafe { self.pool.recycle([bid]) };
+                    }
                 }
                 if !c.more() {
                     state.recv = None;
-                    match c.result {
-                        0 => state.eof = true,
-                        r if r > 0 => {
-                            // The kernel stopped the multishot (it does so now and
-                            // then): keep receiving if someone still reads.
-                            if state.reader.is_some() || state.chunks.len() < 2 {
-                                self.submit_recv(&mut state, Some(cx.driver));
-                            }
+                }
+                let stopped = state.recv.is_none();
+                let mut out_of_buffers = false;
+                match c.result {
+                    0 if stopped => state.eof = true,
+                    r if r < 0 && -r == libc::ECANCELED => {
+                        if cx.driver.is_closing() {
+                            state.loop_gone = true;
                         }
-                        r if -r == libc::ENOBUFS => state.starved = true,
-                        r if -r == libc::ECANCELED => {}
-                        r => state.read_error = Some(-r),
+                    }
+                    // Out of buffers: this socket waits by readiness (a one-shot poll)
+                    // and its reader reads directly (`recv_now`) until it arms the
+                    // receive again.
+                    r if r < 0 && -r == libc::ENOBUFS => {
+                        out_of_buffers = true;
+                        if state.reader.is_some() && !state.detached && !state.released {
+                            woken = self.submit_recv(&mut state, Some(cx.driver), true);
+                        }
+                    }
+                    r if r < 0 => state.read_error = Some(-r),
+                    _ => {}
+                }
+                let receiving =
+                    !state.eof && state.read_error.is_none() && !state.loop_gone && !state.detached && !state.released;
+                if !stopped {
+                    if state.chunks.len() >= MAX_CHUNKS && !state.throttled {
+                        // Enough waits unread: pause until the reader catches up.
+                        state.throttled = true;
+                        if let Some(key) = state.recv {
+                            cx.driver.cancel(key);
+                        }
+                    }
+                } else if receiving && !out_of_buffers && state.recv.is_none() {
+                    // The receive ended (the kernel's own choice, or the pause's
+                    // cancel): on again unless the reader is still behind.
+                    if state.chunks.len() <= MAX_CHUNKS / 2 {
+                        woken = self.submit_recv(&mut state, Some(cx.driver), false);
+                    } else {
+                        state.throttled = true;
                     }
                 }
-                let readable = !state.chunks.is_empty() || state.eof || state.read_error.is_some();
-                if readable && let Some(w) = state.reader.take() {
-                    drop(state);
-                    cx.wake(w);
-                } else if state.starved && state.reader.is_some() && state.chunks.is_empty() {
-                    // Every buffer of the pool is held by readers elsewhere: try again
-                    // next turn.
-                    self.submit_recv(&mut state, Some(cx.driver));
+                if state.read_would_not_wait() || state.loop_gone {
+                    woken = woken.or(state.reader.take());
                 }
             }
+            OpKind::Poll => {
+                state.recv = None;
+                if c.result < 0 && -c.result == libc::ECANCELED && cx.driver.is_closing() {
+                    state.loop_gone = true;
+                }
+                // Readable (or failed): the reader reads directly and re-arms.
+                state.readable = true;
+                woken = state.reader.take();
+            }
             OpKind::Send => {
+                state.send = None;
                 let buf = buf.unwrap_or_default();
                 if c.result < 0 {
                     let errno = -c.result;
-                    self.fail_sends(&mut state, Some(errno));
+                    if let Some(key) = state.lingering.take() {
+                        cx.driver.unlinger(key);
+                    }
+                    if errno == libc::ECANCELED && cx.driver.is_closing() {
+                        state.loop_gone = true;
+                    }
+                    woken = self.fail_sends(&mut state, Some(errno));
                 } else if (c.result as usize) < buf.len() {
                     // A short send: the rest goes out first.
-                    self.submit_send_buf(&mut state, cx.driver, buf, c.result as usize);
-                    return;
+                    woken = self.submit_send_buf(&mut state, cx.driver, buf, c.result as usize);
                 } else {
                     let mut buf = buf;
                     buf.clear();
@@ -589,20 +809,35 @@ impl CompletionTarget for RingSocket {
                     }
                     if state.pending.is_empty() {
                         state.sending = false;
+                        if let Some(key) = state.lingering.take() {
+                            cx.driver.unlinger(key);
+                        }
                         if state.shutdown_requested && !state.shutdown_done {
                             state.shutdown_done = true;
-                            let _ = shutdown_fd(self.fd);
+                            let _ = shutdown_fd(self.fd());
                         }
+                        woken = state.writer.take();
                     } else {
-                        self.submit_send(&mut state, Some(cx.driver));
+                        woken = self.submit_send(&mut state, Some(cx.driver)).or(state.writer.take());
                     }
-                }
-                if let Some(w) = state.writer.take() {
-                    drop(state);
-                    cx.wake(w);
                 }
             }
             OpKind::Accept => unreachable!("a stream submits no accept"),
+        }
+        drop(state);
+        if let Some(w) = woken {
+            cx.wake(w);
+        }
+    }
+
+    /// A dropped stream's sends did not finish within their grace: cancelled, and what
+    /// waits behind them dropped, so that the descriptor closes.
+    fn linger_expired(self: Arc<Self>, driver: &mut RingDriver) {
+        let mut state = lock(&self.state);
+        state.lingering = None;
+        state.pending.clear();
+        if let Some(key) = state.send {
+            driver.cancel(key);
         }
     }
 }

@@ -17,7 +17,7 @@
 //! bytes it already received are still read first, and readiness takes over.
 
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, IntoRawFd};
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::{Acquire, Release};
 use std::sync::{Arc, OnceLock};
@@ -114,27 +114,28 @@ where
     pub fn evented(&self) -> &PollEvented<S> {
         if let Some(ring) = self.ring() {
             self.left_ring.store(true, Release);
-            ring.detach_now();
+            ring.detach();
         }
         &self.evented
     }
 
-    /// Bytes received on the ring before the stream left it, read first.
-    fn leftover(&self, buf: &mut [u8]) -> Option<usize> {
+    /// The ring socket of a stream that left the ring.
+    fn left(&self) -> Option<&Arc<RingSocket>> {
         let ring = self.ring.get()?.as_ref()?;
-        if !self.left_ring.load(Acquire) {
-            return None;
-        }
-        match ring.try_read(buf) {
-            Ok(n) if n > 0 => Some(n),
-            _ => None,
-        }
+        self.left_ring.load(Acquire).then_some(ring)
+    }
+
+    /// Bytes received on the ring before the stream left it, read first (`cx`'s waker
+    /// is kept for bytes still on their way from the cancelled receive).
+    fn leftover(&self, cx: Option<&mut Context<'_>>, buf: &mut [u8]) -> Option<usize> {
+        self.left()?.take_leftover(cx, buf)
     }
 
     /// Polls for read readiness: on the ring, ready when a read would not wait.
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.ring() {
             Some(ring) => ring.poll_read_ready(cx),
+            None if self.left().is_some_and(|r| r.has_leftover()) => Poll::Ready(Ok(())),
             None => self.evented.poll_read_ready(cx).map_ok(drop),
         }
     }
@@ -153,7 +154,7 @@ where
         if let Some(ring) = self.ring() {
             return ring.poll_read(cx, buf);
         }
-        if let Some(n) = self.leftover(buf) {
+        if let Some(n) = self.leftover(Some(cx), buf) {
             return Poll::Ready(Ok(n));
         }
         let len = buf.len();
@@ -168,7 +169,7 @@ where
         if let Some(ring) = self.ring() {
             return ring.try_read(buf);
         }
-        if let Some(n) = self.leftover(buf) {
+        if let Some(n) = self.leftover(None, buf) {
             return Ok(n);
         }
         self.evented.try_io(Direction::Read, |mut s| s.read(buf))
@@ -176,7 +177,7 @@ where
 
     /// Vectored [`try_read`](Self::try_read).
     pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
-        if self.ring().is_some() || self.leftover(&mut []).is_some() {
+        if self.ring().is_some() || self.left().is_some_and(|r| r.has_leftover()) {
             let Some(first) = bufs.iter_mut().find(|b| !b.is_empty()) else {
                 return Ok(0);
             };
@@ -254,10 +255,13 @@ where
         self.evented.try_io(Direction::Write, |mut s| s.write_vectored(bufs))
     }
 
-    /// `poll_flush`: on readiness nothing is buffered; on the ring, reports a failed
-    /// send (it does not wait for the sends: tokio's flush of a socket returns at once).
-    pub fn poll_flush(&self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
+    /// `poll_flush`: on readiness nothing is buffered; on the ring, ready once the
+    /// accepted bytes are the kernel's (a failed send is reported here).
+    pub fn poll_flush(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.ring() {
+            Some(ring) => ring.poll_flush(cx),
+            None => Poll::Ready(Ok(())),
+        }
     }
 
     /// `poll_shutdown`: on the ring, after the accepted bytes have been sent.
@@ -292,14 +296,15 @@ where
     }
 
     /// Leaves the loop and returns the socket (`into_std`). A stream on the ring stops
-    /// its receive first; bytes it received and nobody read are lost with it.
+    /// its receive first and hands its queued sends to the kernel; bytes it received
+    /// and nobody read are lost with it.
     pub fn into_inner(self) -> io::Result<S> {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again; each field is read once.
         let (evented, ring) = unsafe { (std::ptr::read(&this.evented), std::ptr::read(&this.ring)) };
         if let Some(Some(ring)) = ring.into_inner() {
-            ring.detach_now();
-            ring.release(None);
+            ring.detach();
+            ring.release();
         }
         evented.into_inner()
     }
@@ -318,14 +323,9 @@ where
 
 impl<S: Source + AsRawFd + IntoRawFd> Drop for StreamIo<S> {
     fn drop(&mut self) {
-        let Some(Some(ring)) = self.ring.take() else { return };
-        // The ring's operations may still name the descriptor: it goes to the socket,
-        // which closes it after their last completion.
-        let Some(source) = self.evented.take_unregistered_source() else {
-            ring.release(None);
-            return;
-        };
-        // SAFETY: the descriptor is the source's own, given up by `into_raw_fd`.
-        ring.release(Some(unsafe { OwnedFd::from_raw_fd(source.into_raw_fd()) }));
+        // The ring socket has a descriptor of its own: the stream's closes as usual.
+        if let Some(Some(ring)) = self.ring.take() {
+            ring.release();
+        }
     }
 }

@@ -49,6 +49,14 @@ impl Ring {
     /// kernel without io_uring, `EPERM` under a seccomp profile or with
     /// `kernel.io_uring_disabled` set, `EINVAL` where an operation we need is missing).
     pub(crate) fn new(entries: u32) -> io::Result<Ring> {
+        // Multishot receive (6.0) is not in the probe (its opcode is plain `recv`'s):
+        // the kernel's version says.
+        if kernel_version().is_some_and(|v| v < (6, 0)) {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "io_uring's multishot receive needs Linux 6.0 or later",
+            ));
+        }
         let uring = IoUring::builder()
             // Completions may outnumber submissions (multishot): a completion queue
             // four times the submission queue, and the kernel keeps overflows.
@@ -166,6 +174,22 @@ impl Ring {
     }
 }
 
+/// The running kernel's (major, minor) version, from `uname`.
+fn kernel_version() -> Option<(u32, u32)> {
+    // SAFETY: `utsname` is plain data; all zeros is a valid value.
+    let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `uts` is a valid, writable `utsname`.
+    if unsafe { libc::uname(&mut uts) } != 0 {
+        return None;
+    }
+    // SAFETY: `release` is NUL-terminated by `uname`.
+    let release = unsafe { std::ffi::CStr::from_ptr(uts.release.as_ptr()) }
+        .to_str()
+        .ok()?;
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
 impl std::fmt::Debug for Ring {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ring").finish_non_exhaustive()
@@ -194,6 +218,18 @@ unsafe impl Send for BufPool {}
 unsafe impl Sync for BufPool {}
 
 const PAGE: usize = 4096;
+
+/// The kernel's `struct io_uring_buf` (its ABI): an entry of the provided-buffer ring,
+/// whose `resv` field in entry 0 is the ring's tail.
+#[repr(C)]
+struct RawBufEntry {
+    addr: u64,
+    len: u32,
+    bid: u16,
+    resv: u16,
+}
+
+const _: () = assert!(size_of::<RawBufEntry>() == size_of::<BufRingEntry>());
 
 impl BufPool {
     /// `entries` (a power of two, at most 32,768) buffers of `size` bytes each, all
@@ -279,13 +315,19 @@ impl BufPool {
     /// Writes buffer `bid` into the ring's slot at `tail` (not yet visible to the kernel).
     fn put(&self, tail: &mut u16, bid: u16) {
         let slot = usize::from(*tail & (self.entries - 1));
-        // SAFETY: `slot < entries`; slots past the published tail are the producer's,
-        // and the producer is whoever holds `tail`'s lock.
-        let entry = unsafe { &mut *self.ring.add(slot) };
         // SAFETY: `bid < entries`, so the address is inside `data`.
-        entry.set_addr(unsafe { self.data.add(usize::from(bid) * self.size) } as u64);
-        entry.set_len(u32::try_from(self.size).expect("a buffer is under 4 GiB"));
-        entry.set_bid(bid);
+        let addr = unsafe { self.data.add(usize::from(bid) * self.size) } as u64;
+        let len = u32::try_from(self.size).expect("a buffer is under 4 GiB");
+        // SAFETY: `slot < entries`; slots past the published tail are the producer's,
+        // and the producer is whoever holds `tail`'s lock. The fields are written
+        // through the raw pointer, without a reference to the whole entry: entry 0's
+        // last field is the tail the kernel reads.
+        unsafe {
+            let raw = self.ring.add(slot).cast::<RawBufEntry>();
+            std::ptr::addr_of_mut!((*raw).addr).write(addr);
+            std::ptr::addr_of_mut!((*raw).len).write(len);
+            std::ptr::addr_of_mut!((*raw).bid).write(bid);
+        }
         *tail = tail.wrapping_add(1);
     }
 
