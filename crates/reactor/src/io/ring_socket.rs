@@ -737,11 +737,10 @@ impl CompletionTarget for RingSocket {
                 let mut out_of_buffers = false;
                 match c.result {
                     0 if stopped => state.eof = true,
-                    r if r < 0 && -r == libc::ECANCELED => {
-                        if cx.driver.is_closing() {
-                            state.loop_gone = true;
-                        }
-                    }
+                    // Cancelled by the loop's shutdown (else by a pause, a release or a
+                    // detach, which say what follows).
+                    r if r < 0 && -r == libc::ECANCELED && cx.driver.is_closing() => state.loop_gone = true,
+                    r if r < 0 && -r == libc::ECANCELED => {}
                     // Out of buffers: this socket waits by readiness (a one-shot poll)
                     // and its reader reads directly (`recv_now`) until it arms the
                     // receive again.
