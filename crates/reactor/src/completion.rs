@@ -42,11 +42,16 @@ const SEND_GRACE_AT_SHUTDOWN: Duration = Duration::from_millis(500);
 
 /// Submission-queue slots of each loop's ring.
 const RING_ENTRIES: u32 = 1024;
-/// Provided buffers per loop, and the size of each: 2 MiB per loop, touched when the
+/// Provided buffers per loop, and the size of each: 4 MiB per loop, touched when the
 /// loop starts (the kernel takes buffers in ring order, so all of them are used soon
-/// anyway; a process's resident memory then does not creep up as they are).
-const POOL_BUFFERS: u16 = 512;
-const POOL_BUFFER_SIZE: usize = 4096;
+/// anyway; a process's resident memory then does not creep up as they are). Every
+/// arrival on a stream whose receive is armed takes one buffer until its reader has
+/// read it, so the count bounds the arrivals a loop can hold between two of its turns:
+/// a closed loop over 1,024 connections needs about as many. A loop out of buffers
+/// still works (the receive waits by a poll and reads directly), one system call per
+/// read.
+const POOL_BUFFERS: u16 = 2048;
+const POOL_BUFFER_SIZE: usize = 2048;
 
 /// What an operation's completion goes to. Implemented by the io_uring sockets.
 pub(crate) trait CompletionTarget: Send + Sync {

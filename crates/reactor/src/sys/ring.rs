@@ -57,11 +57,17 @@ impl Ring {
                 "io_uring's multishot receive needs Linux 6.0 or later",
             ));
         }
+        // Completions may outnumber submissions (multishot): a completion queue four
+        // times the submission queue, and the kernel keeps overflows. Completion work
+        // runs when the loop enters the kernel (cooperative task running), not by
+        // interrupting the loop's thread at each arrival: the loop enters once per turn
+        // anyway, and the flag says when work waits (see `enter`).
         let uring = IoUring::builder()
-            // Completions may outnumber submissions (multishot): a completion queue
-            // four times the submission queue, and the kernel keeps overflows.
             .setup_cqsize(entries * 4)
-            .build(entries)?;
+            .setup_coop_taskrun()
+            .setup_taskrun_flag()
+            .build(entries)
+            .or_else(|_| IoUring::builder().setup_cqsize(entries * 4).build(entries))?;
         let mut probe = io_uring::Probe::new();
         uring.submitter().register_probe(&mut probe)?;
         let needed = [
@@ -103,6 +109,11 @@ impl Ring {
         !self.uring.submission().is_empty()
     }
 
+    /// True if the kernel holds completion work that runs only when the loop enters it.
+    fn work_waits(&mut self) -> bool {
+        self.uring.submission().taskrun()
+    }
+
     /// True if completions wait to be read.
     pub(crate) fn has_completions(&mut self) -> bool {
         !self.uring.completion().is_empty()
@@ -113,16 +124,17 @@ impl Ring {
     /// system call when there is nothing to submit and nothing to wait for.
     pub(crate) fn enter(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         let result = match timeout {
+            // No wait: a call only to submit, or to run completion work the kernel
+            // holds for the loop (the task-run flag).
             Some(Duration::ZERO) => {
-                if !self.has_unsubmitted() {
+                if !self.has_unsubmitted() && !self.work_waits() {
                     return Ok(());
                 }
                 self.uring.submit()
             }
-            // Completions already wait: no wait, and no call unless there is
-            // something to submit.
+            // Completions already wait: no wait either.
             _ if self.has_completions() => {
-                if !self.has_unsubmitted() {
+                if !self.has_unsubmitted() && !self.work_waits() {
                     return Ok(());
                 }
                 self.uring.submit()
