@@ -57,6 +57,7 @@ reactor_filters=(
   run_queue::
   idle_spin::
   sys::tests
+  sys::ring::tests
   wheel::
 )
 reactor_skips=(
@@ -71,9 +72,9 @@ step "netloop-reactor, Stacked Borrows"
 MIRIFLAGS="$isolation" cargo +nightly miri test -p netloop-reactor --lib -- \
   "${reactor_filters[@]}" "${reactor_skips[@]}"
 
-step "netloop-reactor, Tree Borrows (task layer, block cache, readiness, registration set, core)"
+step "netloop-reactor, Tree Borrows (task layer, block cache, readiness, registration set, core, the io_uring buffer pool)"
 MIRIFLAGS="$isolation -Zmiri-tree-borrows" cargo +nightly miri test -p netloop-reactor --lib -- \
-  task:: block_cache:: io::readiness:: io::registration_set:: core::tests \
+  task:: block_cache:: io::readiness:: io::registration_set:: core::tests sys::ring::tests \
   --skip a_full_class_frees_what_does_not_fit \
   --skip yields_keep_the_reference_count_and_run_to_completion
 
