@@ -383,6 +383,16 @@ def run_one(exe, filters=()):
     return len(ok), len(failing), len(ignored), failing, bool(hung), out
 
 
+def fresh_tests_dir(tokio):
+    """Empties the scratch package's tests/ and copies tokio's test support into it."""
+    if os.path.isdir(os.path.join(PKG, "tests")):
+        shutil.rmtree(os.path.join(PKG, "tests"))
+    os.makedirs(os.path.join(PKG, "tests"))
+    support = os.path.join(tokio, "tests", "support")
+    if os.path.isdir(support):
+        shutil.copytree(support, os.path.join(PKG, "tests", "support"))
+
+
 FALLBACK_LINE = "io_uring is unavailable"
 # `--drivers` without `--files`: tokio's socket and I/O-driver files (patterns).
 SOCKET_FAMILIES = ["net_*", "tcp_*", "udp*", "uds_*", "io_driver*", "io_async_fd", "buffered",
@@ -413,12 +423,7 @@ def run_both_drivers(args):
              if any(fnmatch.fnmatch(f, p) for p in patterns)]
     if not files:
         sys.exit("no test file matched")
-    if os.path.isdir(os.path.join(PKG, "tests")):
-        shutil.rmtree(os.path.join(PKG, "tests"))
-    os.makedirs(os.path.join(PKG, "tests"))
-    support = os.path.join(tokio, "tests", "support")
-    if os.path.isdir(support):
-        shutil.copytree(support, os.path.join(PKG, "tests", "support"))
+    fresh_tests_dir(tokio)
     for f in files:
         shutil.copy(os.path.join(tokio, "tests", f + ".rs"), os.path.join(PKG, "tests", f + ".rs"))
     write_manifest(files)
@@ -484,12 +489,7 @@ def main():
     files = in_scope(os.path.join(tokio, "tests"), set(args.files.split()))
     if not files:
         sys.exit("no test file matched")
-    if os.path.isdir(os.path.join(PKG, "tests")):
-        shutil.rmtree(os.path.join(PKG, "tests"))
-    os.makedirs(os.path.join(PKG, "tests"))
-    support = os.path.join(tokio, "tests", "support")
-    if os.path.isdir(support):
-        shutil.copytree(support, os.path.join(PKG, "tests", "support"))
+    fresh_tests_dir(tokio)
     expected = {}
     for f in files:
         with open(os.path.join(tokio, "tests", f + ".rs")) as src:

@@ -175,36 +175,35 @@ impl RingSocket {
     /// driver is in use there), else on the loop, woken for it. `f` gets `None` only if
     /// the loop or its ring is gone.
     fn with_driver(self: &Arc<Self>, f: impl FnOnce(&Arc<RingSocket>, Option<&mut RingDriver>) + Send + 'static) {
-        let this = self.clone();
-        let f = match context::on_own_core(&self.shared, f, |core, f| match core.ring.try_borrow_mut() {
-            Ok(mut ring) => {
-                f(&this, ring.as_mut());
-                Ok(())
-            }
-            Err(_) => Err(f),
-        }) {
-            Ok(Ok(())) => return,
-            Ok(Err(f)) | Err(f) => f,
-        };
+        let Err(f) = self.on_loop(f) else { return };
         let this = self.clone();
         let run = move || {
-            let shared = this.shared.clone();
-            let f = match context::on_own_core(&shared, f, |core, f| match core.ring.try_borrow_mut() {
-                Ok(mut ring) => {
-                    f(&this, ring.as_mut());
-                    Ok(())
-                }
-                Err(_) => Err(f),
-            }) {
-                Ok(Ok(())) => return,
-                Ok(Err(f)) | Err(f) => f,
-            };
-            f(&this, None);
+            if let Err(f) = this.on_loop(f) {
+                f(&this, None);
+            }
         };
         let item = crate::queue_item::QueueItem::Closure(Box::new(run));
         if let Err(rejected) = self.shared.submit(item, Wake::Now) {
             drop(rejected);
             self.loop_gone();
+        }
+    }
+
+    /// Runs `f` with the driver if this thread drives the socket's loop and the driver
+    /// is free; gives `f` back otherwise.
+    fn on_loop<F>(self: &Arc<Self>, f: F) -> Result<(), F>
+    where
+        F: FnOnce(&Arc<RingSocket>, Option<&mut RingDriver>),
+    {
+        match context::on_own_core(&self.shared, f, |core, f| match core.ring.try_borrow_mut() {
+            Ok(mut ring) => {
+                f(self, ring.as_mut());
+                Ok(())
+            }
+            Err(_) => Err(f),
+        }) {
+            Ok(done) => done,
+            Err(f) => Err(f),
         }
     }
 
@@ -433,10 +432,10 @@ impl RingSocket {
     /// Accepts bytes of `bufs` into the send window: `Ready(n)`, or `Pending` (the
     /// writer's waker kept) while the window is full; with no bytes, `Ready(0)` only
     /// if there is room (the write readiness). Reports a failed earlier send.
-    pub(crate) fn poll_write(
+    pub(crate) fn poll_write<B: std::ops::Deref<Target = [u8]>>(
         self: &Arc<Self>,
         cx: Option<&mut Context<'_>>,
-        bufs: &[&[u8]],
+        bufs: &[B],
     ) -> Poll<io::Result<usize>> {
         let mut state = lock(&self.state);
         if let Some(errno) = state.write_error.take() {

@@ -143,7 +143,7 @@ where
     /// Polls for write readiness: on the ring, ready when the send window has room.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.ring() {
-            Some(ring) => ring.poll_write(Some(cx), &[]).map_ok(drop),
+            Some(ring) => ring.poll_write::<&[u8]>(Some(cx), &[]).map_ok(drop),
             None => self.evented.poll_write_ready(cx).map_ok(drop),
         }
     }
@@ -223,8 +223,7 @@ where
     pub fn poll_write_vectored(&self, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
         if let Some(ring) = self.ring() {
             ready!(crate::coop::poll_proceed(cx)).made_progress();
-            let slices: Vec<&[u8]> = bufs.iter().map(|b| &**b).collect();
-            return ring.poll_write(Some(cx), &slices);
+            return ring.poll_write(Some(cx), bufs);
         }
         // No short-write shortcut here: `writev` takes at most IOV_MAX slices, so a
         // short vectored write does not mean the send buffer is full.
@@ -246,8 +245,7 @@ where
     /// Vectored [`try_write`](Self::try_write).
     pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
         if let Some(ring) = self.ring() {
-            let slices: Vec<&[u8]> = bufs.iter().map(|b| &**b).collect();
-            return match ring.poll_write(None, &slices) {
+            return match ring.poll_write(None, bufs) {
                 Poll::Ready(r) => r,
                 Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
             };

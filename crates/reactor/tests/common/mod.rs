@@ -130,8 +130,9 @@ pub fn current_tid() -> u32 {
         .expect("parse tid")
 }
 
-/// True if thread `tid` of this process is asleep in `epoll_wait` (i.e. the loop is
-/// blocked in `Poll::poll`). Reads `/proc/self/task/<tid>/{stat,wchan,syscall}`.
+/// True if thread `tid` of this process is asleep in its loop's select: `epoll_wait`, or
+/// `io_uring_enter` for a loop on io_uring (`NETLOOP_IO_DRIVER=io_uring`). Reads
+/// `/proc/self/task/<tid>/{stat,wchan,syscall}`.
 pub fn is_blocked_in_poll(tid: u32) -> bool {
     let base = format!("/proc/self/task/{tid}");
     let Ok(stat) = std::fs::read_to_string(format!("{base}/stat")) else {
@@ -148,14 +149,14 @@ pub fn is_blocked_in_poll(tid: u32) -> bool {
         && !wchan.trim().is_empty()
         && wchan.trim() != "0"
     {
-        return wchan.contains("epoll");
+        return wchan.contains("epoll") || wchan.contains("io_cqring_wait");
     }
     if cfg!(target_arch = "x86_64")
         && let Ok(sc) = std::fs::read_to_string(format!("{base}/syscall"))
         && let Some(Ok(nr)) = sc.split_whitespace().next().map(str::parse::<u32>)
     {
-        // epoll_wait, epoll_pwait, epoll_pwait2
-        return matches!(nr, 232 | 281 | 441);
+        // epoll_wait, epoll_pwait, epoll_pwait2, io_uring_enter
+        return matches!(nr, 232 | 281 | 441 | 426);
     }
     true
 }
