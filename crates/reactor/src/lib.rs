@@ -108,7 +108,7 @@ pub mod trace;
 #[cfg(tokio_unstable)]
 mod unstable;
 mod wakeup;
-mod wheel;
+pub mod wheel;
 
 pub use clock::{Clock, ClockError};
 pub use config::{

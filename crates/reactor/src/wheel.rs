@@ -21,6 +21,10 @@
 //! - An entry's deadline may move later while it is filed ([`WheelItem::refresh`]):
 //!   it is filed anew when its old slot comes, or when it leaves `due`, without waking
 //!   anyone.
+//!
+//! Each loop files its timers here (`scheduled`); the scheduler files the timers of a
+//! thread parked in `block_on` in one too. Deadlines are nanoseconds on the owner's own
+//! timeline, and only the owner's thread (or its lock) touches a wheel.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -28,7 +32,7 @@ use std::collections::BinaryHeap;
 use slab::Slab;
 
 /// Nanoseconds per tick: the width of a level-0 slot.
-pub(crate) const TICK: u64 = 1_000_000;
+pub const TICK: u64 = 1_000_000;
 const LEVEL_BITS: u32 = 6;
 /// Slots per level.
 pub(crate) const SLOTS: usize = 1 << LEVEL_BITS;
@@ -42,7 +46,7 @@ const RANGE: u64 = 1 << (LEVEL_BITS as usize * LEVELS);
 const NIL: u32 = u32::MAX;
 
 /// What the wheel stores: something with a deadline and a tie-breaking sequence number.
-pub(crate) trait WheelItem {
+pub trait WheelItem {
     /// The deadline in nanoseconds on the loop's timeline.
     fn deadline(&self) -> u64;
     /// Orders items with equal deadlines (first submitted, first out).
@@ -89,7 +93,7 @@ type DueKey = Reverse<(u64, u64, usize)>;
 
 /// The wheel. Keys returned by [`insert`](Self::insert) stay valid until the entry
 /// leaves (popped, removed or drained); a slab key may then be reused.
-pub(crate) struct TimerWheel<T> {
+pub struct TimerWheel<T> {
     nodes: Slab<Node<T>>,
     levels: Box<[Level; LEVELS]>,
     due: BinaryHeap<DueKey>,
@@ -109,28 +113,28 @@ impl<T> Default for TimerWheel<T> {
 
 impl<T: WheelItem> TimerWheel<T> {
     /// Entries held, wherever they are.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
-    #[cfg(test)]
-    pub(crate) fn is_empty(&self) -> bool {
+    /// True if no entry is held.
+    pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
     /// The entry under `key`, if any.
-    pub(crate) fn get(&self, key: usize) -> Option<&T> {
+    pub fn get(&self, key: usize) -> Option<&T> {
         self.nodes.get(key).map(|n| &n.item)
     }
 
     /// The entry under `key`, to change anything but its deadline (see
     /// [`WheelItem::refresh`] for that).
-    pub(crate) fn get_mut(&mut self, key: usize) -> Option<&mut T> {
+    pub fn get_mut(&mut self, key: usize) -> Option<&mut T> {
         self.nodes.get_mut(key).map(|n| &mut n.item)
     }
 
     /// Files `item` and returns its key.
-    pub(crate) fn insert(&mut self, item: T) -> usize {
+    pub fn insert(&mut self, item: T) -> usize {
         let key = self.nodes.insert(Node {
             item,
             prev: NIL,
@@ -142,7 +146,7 @@ impl<T: WheelItem> TimerWheel<T> {
     }
 
     /// Unfiles and returns the entry under `key`.
-    pub(crate) fn remove(&mut self, key: usize) -> Option<T> {
+    pub fn remove(&mut self, key: usize) -> Option<T> {
         let place = self.nodes.get(key)?.place;
         match place {
             Place::Wheel { level, slot } => self.unlink(key, level as usize, slot as usize),
@@ -164,7 +168,7 @@ impl<T: WheelItem> TimerWheel<T> {
     /// filed again for the deadline it has then. So pushing back an idle timeout
     /// touches only its own node (no neighbour in the slot's list), however often it is
     /// done. Any other move is filed at once.
-    pub(crate) fn reschedule(&mut self, key: usize, set: impl FnOnce(&mut T)) -> bool {
+    pub fn reschedule(&mut self, key: usize, set: impl FnOnce(&mut T)) -> bool {
         let Some(node) = self.nodes.get_mut(key) else {
             return false;
         };
@@ -185,7 +189,7 @@ impl<T: WheelItem> TimerWheel<T> {
     /// The earliest time at which [`pop_due`](Self::pop_due) may return something: the
     /// exact deadline of the first due entry, or else the start of the earliest
     /// non-empty slot (a lower bound of its entries' deadlines).
-    pub(crate) fn peek_deadline(&self) -> Option<u64> {
+    pub fn peek_deadline(&self) -> Option<u64> {
         if self.nodes.is_empty() {
             return None;
         }
@@ -197,7 +201,7 @@ impl<T: WheelItem> TimerWheel<T> {
     }
 
     /// Removes and returns the earliest entry whose deadline is at or before `now`.
-    pub(crate) fn pop_due(&mut self, now: u64) -> Option<T> {
+    pub fn pop_due(&mut self, now: u64) -> Option<T> {
         loop {
             if let Some(&Reverse((deadline, _, key))) = self.due.peek() {
                 if deadline > now {
@@ -229,7 +233,7 @@ impl<T: WheelItem> TimerWheel<T> {
     }
 
     /// Removes every entry, in no particular order.
-    pub(crate) fn drain(&mut self) -> Vec<T> {
+    pub fn drain(&mut self) -> Vec<T> {
         self.due.clear();
         *self.levels = [Level::default(); LEVELS];
         self.nodes.drain().map(|n| n.item).collect()

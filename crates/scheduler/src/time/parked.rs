@@ -8,70 +8,88 @@
 //! `block_on` parks only until the earliest deadline, then fires what is due.
 //!
 //! Invariants:
+//! - The waiting entries are filed in a timing wheel (the loops' own, `netloop_reactor::
+//!   wheel`): filing, moving and removing one is constant time, however many wait.
 //! - Only the thread whose `block_on` installed the store files new entries in it (it
 //!   is found through a thread-local), so the deadline it parks until can only be
 //!   changed by itself: an entry's deadline is otherwise only ever moved later
-//!   (`postpone`), which the firing takes up lazily by filing the entry again.
-//! - An entry leaves the store only when its `Sleep` takes it (a poll that finds it
-//!   fired, a cancel, a drop); firing only marks it. Every heap item names an entry by
-//!   index and generation, and items whose entry has gone are skipped.
+//!   (`postpone`), which leaves the entry where it waits until its old slot comes.
+//! - An entry leaves the wheel when it fires, or when its `Sleep` removes it (a cancel,
+//!   a drop). A key names its entry by wheel key and sequence number, so an entry that
+//!   is gone, or whose key was reused, has fired: its `Sleep` never removed it.
+//! - A waker is never dropped under the store's lock: dropping one may run any code,
+//!   including a `Sleep`'s drop, which takes the lock.
 //! - When `block_on` returns with entries still waiting, the store is handed to a loop
 //!   of the runtime: one scheduled wake at the earliest deadline fires what is due and
 //!   schedules itself again, so a sleep moved out of `block_on` still fires.
 
 use std::cell::RefCell;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::sync::{Arc, Mutex};
 use std::task::{Wake, Waker};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use netloop_reactor::EventLoopHandle;
+use netloop_reactor::wheel::{TimerWheel, WheelItem};
 
 use crate::sync::lock;
 
 thread_local! {
     /// The store of the `block_on` parking this thread, if any.
     static CURRENT: RefCell<Option<Arc<ParkedTimers>>> = const { RefCell::new(None) };
+    /// The wheel of this thread's last `block_on` that returned with nothing waiting,
+    /// with the origin of its timeline: the next `block_on` files into it, as a loop
+    /// keeps its own wheel (and its capacity) from one iteration to the next.
+    static SPARE: RefCell<Option<(Instant, TimerWheel<Entry>)>> = const { RefCell::new(None) };
 }
 
 /// One thread's timers while it is parked in `block_on` (see the module's invariants).
 pub(crate) struct ParkedTimers {
     store: Mutex<Store>,
+    /// The origin of the wheel's timeline: a deadline is filed as the nanoseconds
+    /// after it (an earlier one as 1, due at once).
+    base: Instant,
 }
 
 #[derive(Default)]
 struct Store {
-    entries: Vec<Entry>,
-    /// Indexes of free entries.
-    free: Vec<u32>,
-    /// Waiting entries by deadline; may hold items of entries that have gone.
-    heap: BinaryHeap<Reverse<(Instant, u32, u32)>>,
-    /// Entries in use (waiting or fired and not yet taken).
-    live: usize,
+    /// The waiting entries; made at the first registration, since most `block_on`s
+    /// never poll a sleep in their own body.
+    wheel: Option<TimerWheel<Entry>>,
+    /// The sequence number of the last entry filed.
+    last_seq: u64,
     /// The loop that fires the entries once `block_on` has returned.
     handed_to: Option<EventLoopHandle>,
     /// No loop could take the entries over: each sleep files its timer anew.
     orphaned: bool,
 }
 
+/// A waiting timer: its deadline on the store's timeline, and the waker it wakes.
 struct Entry {
-    generation: u32,
-    deadline: Instant,
-    state: State,
+    deadline: u64,
+    seq: u64,
+    waker: Waker,
 }
 
-enum State {
-    Free,
-    Waiting(Waker),
-    Fired,
+impl WheelItem for Entry {
+    fn deadline(&self) -> u64 {
+        self.deadline
+    }
+
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// A postponed entry's deadline is moved in the wheel itself (`reschedule`).
+    fn refresh(&mut self) -> bool {
+        false
+    }
 }
 
 /// A sleep's entry in a [`ParkedTimers`] store.
 pub(crate) struct ParkedKey {
     timers: Arc<ParkedTimers>,
-    index: u32,
-    generation: u32,
+    key: u32,
+    seq: u64,
 }
 
 /// What a poll of a parked entry found.
@@ -98,102 +116,80 @@ pub(crate) fn register(deadline: Instant, waker: &Waker) -> Option<ParkedKey> {
 impl ParkedTimers {
     /// Installs a store for this thread until the returned guard is dropped.
     pub(crate) fn install() -> Installed {
+        let (base, wheel) = match SPARE.try_with(|spare| spare.borrow_mut().take()) {
+            Ok(Some((base, wheel))) => (base, Some(wheel)),
+            _ => (Instant::now(), None),
+        };
         let timers = Arc::new(ParkedTimers {
-            store: Mutex::new(Store::default()),
+            store: Mutex::new(Store {
+                wheel,
+                ..Store::default()
+            }),
+            base,
         });
         let previous = CURRENT.with(|c| c.replace(Some(timers.clone())));
         Installed { timers, previous }
     }
 
+    /// `at` on the wheel's timeline.
+    fn nanos(&self, at: Instant) -> u64 {
+        let since = at.saturating_duration_since(self.base);
+        since
+            .as_secs()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(since.subsec_nanos()))
+            .max(1)
+    }
+
+    /// A deadline of the wheel's timeline as an `Instant`.
+    fn instant(&self, nanos: u64) -> Instant {
+        self.base + Duration::from_nanos(nanos)
+    }
+
     fn register(self: &Arc<Self>, deadline: Instant, waker: &Waker) -> ParkedKey {
+        let deadline = self.nanos(deadline);
+        // Cloned before the lock is taken: a clone may run any code.
+        let waker = waker.clone();
         let mut store = lock(&self.store);
-        let (index, generation) = match store.free.pop() {
-            Some(index) => {
-                let entry = &mut store.entries[index as usize];
-                entry.deadline = deadline;
-                entry.state = State::Waiting(waker.clone());
-                (index, entry.generation)
-            }
-            None => {
-                let index = u32::try_from(store.entries.len()).expect("more than u32::MAX parked timers");
-                store.entries.push(Entry {
-                    generation: 0,
-                    deadline,
-                    state: State::Waiting(waker.clone()),
-                });
-                (index, 0)
-            }
-        };
-        store.heap.push(Reverse((deadline, index, generation)));
-        store.live += 1;
+        store.last_seq += 1;
+        let seq = store.last_seq;
+        let key = store
+            .wheel
+            .get_or_insert_with(TimerWheel::default)
+            .insert(Entry { deadline, seq, waker });
         ParkedKey {
             timers: self.clone(),
-            index,
-            generation,
+            key: u32::try_from(key).expect("a timing wheel's keys are 32-bit"),
+            seq,
         }
     }
 
-    /// Fires every entry due by `now`; returns the earliest deadline still waiting.
+    /// Fires every entry due by `now`; returns the earliest time at which another
+    /// may be due (a lower bound: waking then and finding nothing due is harmless).
     pub(crate) fn fire_due(&self, now: Instant) -> Option<Instant> {
+        let now = self.nanos(now);
         let mut due = Vec::new();
         let mut store = lock(&self.store);
-        let next = store.take_due(now, &mut due);
+        let wheel = store.wheel.as_mut()?;
+        while let Some(entry) = wheel.pop_due(now) {
+            due.push(entry.waker);
+        }
+        let next = wheel.peek_deadline();
         drop(store);
         for waker in due {
             waker.wake();
         }
-        next
+        next.map(|n| self.instant(n))
     }
 }
 
 impl Store {
-    /// Marks the entries due by `now` fired, moving their wakers to `due`; returns the
-    /// earliest deadline left (possibly of an entry that has gone: one spare wake).
-    fn take_due(&mut self, now: Instant, due: &mut Vec<Waker>) -> Option<Instant> {
-        while let Some(&Reverse((deadline, index, generation))) = self.heap.peek() {
-            if deadline > now {
-                return Some(deadline);
-            }
-            self.heap.pop();
-            let entry = &mut self.entries[index as usize];
-            if entry.generation != generation || !matches!(entry.state, State::Waiting(_)) {
-                continue;
-            }
-            if entry.deadline > deadline {
-                // Postponed since it was filed: file it for the new deadline.
-                let later = entry.deadline;
-                self.heap.push(Reverse((later, index, generation)));
-                continue;
-            }
-            if let State::Waiting(waker) = std::mem::replace(&mut entry.state, State::Fired) {
-                due.push(waker);
-            }
-        }
-        None
-    }
-
+    /// The waiting entry `key` names, if it has not fired.
     fn entry(&mut self, key: &ParkedKey) -> Option<&mut Entry> {
-        self.entries
-            .get_mut(key.index as usize)
-            .filter(|e| e.generation == key.generation && !matches!(e.state, State::Free))
-    }
-
-    fn free(&mut self, index: u32) {
-        let entry = &mut self.entries[index as usize];
-        entry.state = State::Free;
-        entry.generation = entry.generation.wrapping_add(1);
-        self.free.push(index);
-        self.live -= 1;
-        if self.live == 0 {
-            // Nothing waits: every heap item is stale.
-            self.heap.clear();
-        } else if self.heap.len() > 2 * self.live + 64 {
-            let entries = &self.entries;
-            self.heap.retain(|Reverse((_, i, g))| {
-                let e = &entries[*i as usize];
-                e.generation == *g && matches!(e.state, State::Waiting(_))
-            });
-        }
+        self.wheel
+            .as_mut()?
+            .get_mut(key.key as usize)
+            .filter(|e| e.seq == key.seq)
     }
 }
 
@@ -204,41 +200,44 @@ impl ParkedKey {
         if store.orphaned {
             return Polled::Orphaned;
         }
-        match store.entry(self).map(|e| &mut e.state) {
-            Some(State::Waiting(w)) => {
-                if !w.will_wake(waker) {
-                    *w = waker.clone();
-                }
-                Polled::Waiting
-            }
-            _ => Polled::Fired,
-        }
+        let replaced = match store.entry(self) {
+            Some(entry) if entry.waker.will_wake(waker) => None,
+            Some(entry) => Some(std::mem::replace(&mut entry.waker, waker.clone())),
+            None => return Polled::Fired,
+        };
+        drop(store);
+        drop(replaced);
+        Polled::Waiting
     }
 
     /// True once the entry has fired (false for an orphaned one, which never fires).
     pub(crate) fn has_fired(&self) -> bool {
         let mut store = lock(&self.timers.store);
-        matches!(store.entry(self).map(|e| &e.state), Some(State::Fired))
+        !store.orphaned && store.entry(self).is_none()
     }
 
     /// Moves a waiting entry's deadline later; false if it has fired (file anew).
     pub(crate) fn postpone(&self, deadline: Instant) -> bool {
+        let deadline = self.timers.nanos(deadline);
         let mut store = lock(&self.timers.store);
-        match store.entry(self) {
-            Some(entry) if matches!(entry.state, State::Waiting(_)) => {
-                entry.deadline = entry.deadline.max(deadline);
-                true
-            }
-            _ => false,
+        if store.orphaned || store.entry(self).is_none() {
+            return false;
         }
+        store
+            .wheel
+            .as_mut()
+            .is_some_and(|wheel| wheel.reschedule(self.key as usize, |e| e.deadline = e.deadline.max(deadline)))
     }
 
     /// Takes the entry out of the store (the sleep completed or was cancelled).
     pub(crate) fn remove(self) {
         let mut store = lock(&self.timers.store);
-        if store.entry(&self).is_some() {
-            store.free(self.index);
-        }
+        let removed = match store.entry(&self) {
+            Some(_) => store.wheel.as_mut().and_then(|wheel| wheel.remove(self.key as usize)),
+            None => None,
+        };
+        drop(store);
+        drop(removed);
     }
 }
 
@@ -260,15 +259,18 @@ impl Installed {
         drop(self);
         let next = {
             let mut store = lock(&timers.store);
-            if store.live == 0 {
+            let Some(next) = store.wheel.as_ref().and_then(TimerWheel::peek_deadline) else {
+                // Nothing waits, and only this thread could file more: keep the wheel.
+                if let Some(wheel) = store.wheel.take() {
+                    let _ = SPARE.try_with(|spare| *spare.borrow_mut() = Some((timers.base, wheel)));
+                }
                 return;
-            }
+            };
             store.handed_to = event_loop;
-            store.heap.peek().map(|Reverse((d, _, _))| *d)
+            next
         };
-        if let Some(next) = next {
-            HandedOver(timers).schedule(next);
-        }
+        let at = timers.instant(next);
+        HandedOver(timers).schedule(at);
     }
 }
 
@@ -292,16 +294,9 @@ impl HandedOver {
             // files its timer anew (on a loop, or panicking with the shutdown message).
             let mut store = lock(&timers.store);
             store.orphaned = true;
-            let wakers: Vec<Waker> = store
-                .entries
-                .iter()
-                .filter_map(|e| match &e.state {
-                    State::Waiting(w) => Some(w.clone()),
-                    _ => None,
-                })
-                .collect();
+            let entries = store.wheel.as_mut().map(TimerWheel::drain).unwrap_or_default();
             drop(store);
-            wakers.into_iter().for_each(Waker::wake);
+            entries.into_iter().for_each(|e| e.waker.wake());
         }
     }
 }
@@ -332,6 +327,16 @@ mod tests {
         (c.clone(), Waker::from(c))
     }
 
+    /// Fires `timers` at `now`, and checks that what it says comes next is no later
+    /// than `next` (a lower bound: waking early is allowed, late is not).
+    fn fire_at(timers: &ParkedTimers, now: Instant, next: Option<Instant>) {
+        let said = timers.fire_due(now);
+        match next {
+            Some(next) => assert!(said.is_some_and(|s| s <= next), "next {said:?}, want at most {next:?}"),
+            None => assert_eq!(said, None),
+        }
+    }
+
     #[test]
     fn fires_in_deadline_order_and_only_when_due() {
         let installed = ParkedTimers::install();
@@ -339,18 +344,47 @@ mod tests {
         let (c, w) = counter();
         let late = register(t0 + Duration::from_secs(2), &w).unwrap();
         let early = register(t0 + Duration::from_secs(1), &w).unwrap();
-        assert_eq!(installed.timers().fire_due(t0), Some(t0 + Duration::from_secs(1)));
+        fire_at(installed.timers(), t0, Some(t0 + Duration::from_secs(1)));
         assert_eq!(c.0.load(SeqCst), 0);
-        assert_eq!(
-            installed.timers().fire_due(t0 + Duration::from_secs(1)),
-            Some(t0 + Duration::from_secs(2))
+        fire_at(
+            installed.timers(),
+            t0 + Duration::from_secs(1),
+            Some(t0 + Duration::from_secs(2)),
         );
         assert!(early.has_fired() && !late.has_fired());
         assert_eq!(c.0.load(SeqCst), 1);
         early.remove();
         late.remove();
-        assert_eq!(installed.timers().fire_due(t0 + Duration::from_secs(9)), None);
+        fire_at(installed.timers(), t0 + Duration::from_secs(9), None);
         assert_eq!(c.0.load(SeqCst), 1, "a removed entry never fires");
+    }
+
+    #[test]
+    fn many_spread_deadlines_fire_in_order_never_early() {
+        let installed = ParkedTimers::install();
+        let t0 = Instant::now();
+        let counters: Vec<_> = (0..2_000u64).map(|_| counter()).collect();
+        // Deadlines over 1,000 distinct milliseconds to 1,000 seconds, interleaved.
+        let deadline =
+            |i: u64| t0 + Duration::from_millis(1 + (i * 7_919) % 1_000) * if i.is_multiple_of(2) { 1 } else { 1_000 };
+        let keys: Vec<_> = (0..2_000u64)
+            .map(|i| register(deadline(i), &counters[i as usize].1).unwrap())
+            .collect();
+        let mut now = t0;
+        let mut steps = 0;
+        while let Some(next) = installed.timers().fire_due(now) {
+            for (i, (c, _)) in counters.iter().enumerate() {
+                let fired = c.0.load(SeqCst);
+                assert!(fired <= 1);
+                assert_eq!(fired == 1, deadline(i as u64) <= now, "timer {i} at {:?}", now - t0);
+            }
+            assert!(next > now || steps == 0, "the next wake moves forward");
+            now = next.max(now + Duration::from_micros(1));
+            steps += 1;
+            assert!(steps < 100_000, "too many wakes");
+        }
+        assert!(keys.iter().all(ParkedKey::has_fired));
+        keys.into_iter().for_each(ParkedKey::remove);
     }
 
     #[test]
@@ -360,9 +394,10 @@ mod tests {
         let (c, w) = counter();
         let key = register(t0 + Duration::from_secs(1), &w).unwrap();
         assert!(key.postpone(t0 + Duration::from_secs(3)));
-        assert_eq!(
-            installed.timers().fire_due(t0 + Duration::from_secs(2)),
-            Some(t0 + Duration::from_secs(3))
+        fire_at(
+            installed.timers(),
+            t0 + Duration::from_secs(2),
+            Some(t0 + Duration::from_secs(3)),
         );
         assert_eq!(c.0.load(SeqCst), 0);
         installed.timers().fire_due(t0 + Duration::from_secs(3));
@@ -375,7 +410,7 @@ mod tests {
     }
 
     #[test]
-    fn stale_items_do_not_pile_up() {
+    fn removed_entries_leave_the_store() {
         let installed = ParkedTimers::install();
         let t0 = Instant::now();
         let (_c, w) = counter();
@@ -384,14 +419,91 @@ mod tests {
             register(t0 + Duration::from_secs(30), &w).unwrap().remove();
         }
         let store = lock(&installed.timers().store);
-        assert!(
-            store.heap.len() <= 2 * store.live + 65,
-            "heap of {} items",
-            store.heap.len()
-        );
-        assert_eq!(store.entries.len(), 2, "freed entries are reused");
+        assert_eq!(store.wheel.as_ref().map(TimerWheel::len), Some(1));
         drop(store);
         keep.remove();
+    }
+
+    /// A waker whose last drop removes another entry of the same store.
+    struct RemoveOnDrop(Mutex<Option<ParkedKey>>);
+    impl Wake for RemoveOnDrop {
+        fn wake(self: Arc<Self>) {}
+    }
+    impl Drop for RemoveOnDrop {
+        fn drop(&mut self) {
+            if let Some(key) = self.0.lock().unwrap().take() {
+                key.remove();
+            }
+        }
+    }
+
+    /// Runs `body` on a thread of its own and fails if it has not finished in 10 s
+    /// (a waker dropped under the store's lock deadlocks).
+    fn within_10s(body: fn()) {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            body();
+            let _ = done.send(());
+        });
+        finished
+            .recv_timeout(Duration::from_secs(10))
+            .expect("finished within 10 s (a deadlock on the store's lock?)");
+    }
+
+    #[test]
+    fn a_waker_is_dropped_outside_the_lock() {
+        within_10s(waker_dropped_outside_the_lock);
+    }
+
+    fn waker_dropped_outside_the_lock() {
+        let installed = ParkedTimers::install();
+        let t0 = Instant::now();
+        let (_c, w) = counter();
+        let other = register(t0 + Duration::from_secs(5), &w).unwrap();
+        let hook = Waker::from(Arc::new(RemoveOnDrop(Mutex::new(Some(other)))));
+        let key = register(t0 + Duration::from_secs(5), &hook).unwrap();
+        drop(hook);
+        // The entry's waker is the hook's last reference: replacing it drops the hook,
+        // which takes the store's lock again.
+        assert!(matches!(key.poll(&w), Polled::Waiting));
+        let store = lock(&installed.timers().store);
+        assert_eq!(
+            store.wheel.as_ref().map(TimerWheel::len),
+            Some(1),
+            "the hook removed the other entry"
+        );
+        drop(store);
+        let hook = Waker::from(Arc::new(RemoveOnDrop(Mutex::new(Some(key)))));
+        let last = register(t0 + Duration::from_secs(5), &hook).unwrap();
+        drop(hook);
+        last.remove();
+        let store = lock(&installed.timers().store);
+        assert_eq!(store.wheel.as_ref().map(TimerWheel::len), Some(0));
+    }
+
+    #[test]
+    fn the_next_block_on_files_into_the_last_ones_wheel() {
+        let first = ParkedTimers::install();
+        let (c, w) = counter();
+        let t0 = Instant::now();
+        register(t0 + Duration::from_secs(1), &w).unwrap().remove();
+        let base = first.timers().base;
+        first.hand_over(None);
+        let second = ParkedTimers::install();
+        assert_eq!(second.timers().base, base, "the same timeline");
+        assert!(lock(&second.timers().store).wheel.is_some(), "the wheel is kept");
+        let key = register(t0 + Duration::from_secs(2), &w).unwrap();
+        fire_at(
+            second.timers(),
+            t0 + Duration::from_secs(1),
+            Some(t0 + Duration::from_secs(2)),
+        );
+        assert!(!key.has_fired(), "never early");
+        fire_at(second.timers(), t0 + Duration::from_secs(2), None);
+        assert!(key.has_fired());
+        assert_eq!(c.0.load(SeqCst), 1);
+        key.remove();
+        second.hand_over(None);
     }
 
     #[test]
