@@ -359,6 +359,29 @@ fn many_concurrent_timers_fire_in_deadline_order_on_one_loop() {
     });
 }
 
+/// `sleep_until` reads no clock: a deadline the loop's timer clock has passed is found
+/// at the first poll, which completes, as a task's first poll after its loop's last turn
+/// would find it in tokio's wheel.
+#[test]
+fn a_deadline_passed_before_the_loops_last_turn_completes_at_the_first_poll() {
+    test_body(|| {
+        let rt = multi();
+        rt.block_on(async {
+            netloop::spawn(async {
+                let deadline = Instant::now();
+                // A turn of the loop after the deadline: its timer clock passes it.
+                time::sleep(MS).await;
+                let mut sleep = std::pin::pin!(time::sleep_until(deadline));
+                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                assert!(std::future::Future::poll(sleep.as_mut(), &mut cx).is_ready());
+                assert!(sleep.is_elapsed());
+            })
+            .await
+            .unwrap();
+        });
+    });
+}
+
 /// A sleep whose deadline has passed is not elapsed until it completes (tokio's
 /// `immediate_sleep`): `is_elapsed` reports the timer, not the clock.
 #[netloop::test(start_paused = true)]

@@ -621,7 +621,9 @@ fn register_on(core: &crate::core::Core, deadline: u64, waker: &Waker) -> TimerR
     if core.local.state.get() >= LoopState::Shutdown {
         return TimerRegistration::Shutdown;
     }
-    if deadline <= core.local.timer_now.get() {
+    // The timer clock of the loop's last turn, or a paused clock's own time, which a
+    // test may have moved since that turn.
+    if deadline <= core.local.timer_now.get() || (!core.shared.clock.is_real() && deadline <= core.shared.clock.now()) {
         return TimerRegistration::Due;
     }
     // Cloned before the wheel is borrowed: a clone may run any code.

@@ -126,9 +126,13 @@ pub fn sleep(duration: Duration) -> Sleep {
 }
 
 /// Waits until `deadline`.
+///
+/// The clock is not read here: a deadline that has passed is found at the first poll,
+/// against the loop's timer clock (as tokio's wheel compares with its own), so the
+/// sleep completes at that poll or at the loop's next turn.
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::new(deadline, deadline <= Instant::now())
+    Sleep::new(deadline, false)
 }
 
 impl Sleep {
