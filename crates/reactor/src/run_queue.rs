@@ -43,26 +43,38 @@ impl<R> RunQueue<R> {
     }
 
     /// Takes out the last `n` runnables (or fewer) that `pick` accepts, in queue
-    /// order; every other entry keeps its place. One pass over the queue.
+    /// order; every other entry keeps its place. Only the entries from the `n`th
+    /// accepted one from the back onwards are looked at (twice), so giving a few new
+    /// tasks away costs nothing for the older turns queued before them.
     pub(crate) fn take_last_runnables(&mut self, n: usize, mut pick: impl FnMut(&R) -> bool) -> Vec<R> {
         let mut taken = Vec::new();
-        if n == 0 {
+        let mut found = 0;
+        let mut start = self.order.len();
+        for (i, entry) in self.order.iter().enumerate().rev() {
+            if found == n {
+                break;
+            }
+            if entry.as_ref().is_some_and(&mut pick) {
+                found += 1;
+                start = i;
+            }
+        }
+        if found == 0 {
             return taken;
         }
-        let matching = self.order.iter().filter(|e| e.as_ref().is_some_and(&mut pick)).count();
-        let mut skip = matching.saturating_sub(n);
-        taken.reserve(matching - skip);
-        self.order.retain_mut(|entry| {
-            if !entry.as_ref().is_some_and(&mut pick) {
-                return true;
+        taken.reserve(found);
+        // Stable compaction of the tail: the slots in `write..read` are always emptied
+        // ones, so each kept entry moves forward over them, in order.
+        let mut write = start;
+        for read in start..self.order.len() {
+            if self.order[read].as_ref().is_some_and(&mut pick) {
+                taken.extend(self.order[read].take());
+            } else {
+                self.order.swap(write, read);
+                write += 1;
             }
-            if skip > 0 {
-                skip -= 1;
-                return true;
-            }
-            taken.extend(entry.take());
-            false
-        });
+        }
+        self.order.truncate(write);
         taken
     }
 
@@ -122,7 +134,7 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-    fn closure(log: &Arc<AtomicUsize>, tag: usize) -> QueueItem<()> {
+    fn closure<R>(log: &Arc<AtomicUsize>, tag: usize) -> QueueItem<R> {
         let log = log.clone();
         QueueItem::Closure(Box::new(move || {
             log.store(tag, Relaxed);
@@ -130,8 +142,45 @@ mod tests {
     }
 
     #[test]
-    fn other_tasks_keep_their_place_in_the_fifo() {
+    fn the_last_picked_runnables_leave_and_the_rest_keep_their_order() {
         let mut q = RunQueue::with_capacity(4);
+        let log = Arc::new(AtomicUsize::new(0));
+        // Runnables 0..10, even ones picked, with a closure after 3 and after 8.
+        for r in 0..10u32 {
+            q.push_runnable(r);
+            if r == 3 || r == 8 {
+                q.push(closure(&log, r as usize));
+            }
+        }
+        assert_eq!(q.take_last_runnables(0, |r| r % 2 == 0), Vec::<u32>::new());
+        assert_eq!(q.take_last_runnables(3, |r| r % 2 == 0), vec![4, 6, 8]);
+        assert_eq!(q.take_last_runnables(9, |r| *r == 42), Vec::<u32>::new());
+        let mut left = Vec::new();
+        while let Some(next) = q.pop() {
+            left.push(match next {
+                Next::Runnable(r) => r.to_string(),
+                Next::Other(QueueItem::Closure(f)) => {
+                    f();
+                    format!("c{}", log.load(Relaxed))
+                }
+                _ => unreachable!(),
+            });
+        }
+        assert_eq!(left, ["0", "1", "2", "3", "c3", "5", "7", "c8", "9"]);
+        for r in 0..4u32 {
+            q.push_runnable(r);
+        }
+        assert_eq!(
+            q.take_last_runnables(10, |_| true),
+            vec![0, 1, 2, 3],
+            "fewer than asked: all"
+        );
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn other_tasks_keep_their_place_in_the_fifo() {
+        let mut q = RunQueue::<()>::with_capacity(4);
         assert!(q.is_empty() && q.pop().is_none());
         let log = Arc::new(AtomicUsize::new(0));
         for tag in 1..=3 {
