@@ -432,3 +432,40 @@ fn a_completed_sleep_is_ready_without_budget() {
         });
     });
 }
+
+/// A deadline long past is found at the first poll on a loop whose wheel had
+/// no timer (tokio's driver moves its wheel's `elapsed` at every park; the loop's
+/// `timer_now` moves only while timers wait): the first timer of an idle wheel reads
+/// the clock.
+#[test]
+fn a_deadline_long_past_completes_at_the_first_poll_on_a_timerless_loop() {
+    test_body(|| {
+        let rt = multi();
+        rt.block_on(async {
+            netloop::spawn(async {
+                let deadline = Instant::now();
+                std::thread::sleep(20 * MS);
+                // Turns of the loop after the deadline, with no timer filed.
+                for _ in 0..3 {
+                    netloop::task::yield_now().await;
+                }
+                let mut sleep = std::pin::pin!(time::sleep_until(deadline));
+                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                assert!(
+                    std::future::Future::poll(sleep.as_mut(), &mut cx).is_ready(),
+                    "a deadline 20 ms past is pending at the first poll"
+                );
+                let err = std::future::Future::poll(
+                    std::pin::pin!(time::timeout_at(deadline, std::future::pending::<()>())),
+                    &mut cx,
+                );
+                assert!(
+                    matches!(err, std::task::Poll::Ready(Err(_))),
+                    "timeout_at(past) pending"
+                );
+            })
+            .await
+            .unwrap();
+        });
+    });
+}

@@ -412,3 +412,24 @@ fn a_sleep_in_block_on_after_its_runtime_shut_down_panics() {
     rt.shutdown_timeout(Duration::from_secs(5));
     netloop::runtime::Handle::current().block_on(sleep);
 }
+
+/// A sleep of `block_on`'s body handed over to a loop, polled after its runtime
+/// shut down, panics with tokio's words (tokio's `poll_elapsed` asserts it) rather
+/// than waiting forever.
+#[test]
+fn a_handed_over_sleep_polled_after_shutdown_panics() {
+    test_body(|| {
+        let rt = netloop_tests::multi();
+        // Out of `block_on` in an `Option`: the sleep is handed on, not awaited.
+        let mut sleep = rt
+            .block_on(async {
+                let mut sleep = Box::pin(time::sleep(Duration::from_secs(3600)));
+                assert!(poll_once(&mut sleep).is_pending());
+                Some(sleep)
+            })
+            .expect("the sleep");
+        drop(rt);
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| poll_once(&mut sleep)));
+        assert!(polled.is_err(), "pending forever: {polled:?}");
+    });
+}

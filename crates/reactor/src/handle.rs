@@ -623,7 +623,13 @@ fn register_on(core: &crate::core::Core, deadline: u64, waker: &Waker) -> TimerR
     }
     // The timer clock of the loop's last turn, or a paused clock's own time, which a
     // test may have moved since that turn.
-    if deadline <= core.local.timer_now.get() || (!core.shared.clock.is_real() && deadline <= core.shared.clock.now()) {
+    // `timer_now` moves only while timers wait: with none waiting it may be far behind,
+    // so the first timer of an idle wheel reads the clock (tokio's `elapsed` moves at
+    // every park of its driver).
+    if deadline <= core.local.timer_now.get()
+        || ((!core.shared.clock.is_real() || core.local.next_deadline().is_none())
+            && deadline <= core.shared.clock.now())
+    {
         return TimerRegistration::Due;
     }
     // Cloned before the wheel is borrowed: a clone may run any code.

@@ -196,4 +196,73 @@ mod tests {
         }
         assert!(q.is_empty());
     }
+
+    /// The tail compaction agrees with the whole-queue retain it replaced, on
+    /// random queues (runnables, closures' `None` markers, any n, wrapped VecDeques).
+    #[test]
+    fn take_last_runnables_matches_the_old_retain() {
+        let log = Arc::new(AtomicUsize::new(0));
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for _ in 0..20_000 {
+            let mut q = RunQueue::<u32>::with_capacity(4);
+            // Wrap the ring: pop some from the front first.
+            let pre = rnd(6) as u32;
+            for r in 0..pre {
+                q.push_runnable(1000 + r);
+            }
+            for _ in 0..pre {
+                q.pop();
+            }
+            let len = rnd(24) as u32;
+            let mut model: Vec<Option<u32>> = Vec::new();
+            for r in 0..len {
+                if rnd(3) == 0 {
+                    q.push(closure(&log, r as usize));
+                    model.push(None);
+                } else {
+                    q.push_runnable(r);
+                    model.push(Some(r));
+                }
+            }
+            let modulus = 1 + rnd(3) as u32;
+            let pick = |r: &u32| r.is_multiple_of(modulus);
+            let n = rnd(10) as usize;
+            // The old implementation, on the model.
+            let matching = model.iter().filter(|e| e.as_ref().is_some_and(pick)).count();
+            let mut skip = matching.saturating_sub(n);
+            let mut want_taken = Vec::new();
+            if n > 0 {
+                model.retain_mut(|e| {
+                    if !e.as_ref().is_some_and(pick) {
+                        return true;
+                    }
+                    if skip > 0 {
+                        skip -= 1;
+                        return true;
+                    }
+                    want_taken.extend(e.take());
+                    false
+                });
+            }
+            assert_eq!(q.take_last_runnables(n, pick), want_taken);
+            let mut left = Vec::new();
+            while let Some(next) = q.pop() {
+                left.push(match next {
+                    Next::Runnable(r) => Some(r),
+                    Next::Other(QueueItem::Closure(f)) => {
+                        f();
+                        None
+                    }
+                    _ => unreachable!(),
+                });
+            }
+            assert_eq!(left, model);
+        }
+    }
 }

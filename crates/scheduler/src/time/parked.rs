@@ -61,6 +61,9 @@ struct Store {
     handed_to: Option<EventLoopHandle>,
     /// No loop could take the entries over: each sleep files its timer anew.
     orphaned: bool,
+    /// The sequence numbers of the entries still waiting when the store was orphaned,
+    /// sorted: any other entry that left the wheel had fired.
+    orphans: Vec<u64>,
 }
 
 /// A waiting timer: its deadline on the store's timeline, and the waker it wakes.
@@ -184,6 +187,11 @@ impl ParkedTimers {
 }
 
 impl Store {
+    /// True if `key`'s entry was waiting when the store was orphaned.
+    fn orphaned_entry(&self, key: &ParkedKey) -> bool {
+        self.orphaned && self.orphans.binary_search(&key.seq).is_ok()
+    }
+
     /// The waiting entry `key` names, if it has not fired.
     fn entry(&mut self, key: &ParkedKey) -> Option<&mut Entry> {
         self.wheel
@@ -197,23 +205,37 @@ impl ParkedKey {
     /// Whether the entry has fired; if not, `waker` is the one it will wake.
     pub(crate) fn poll(&self, waker: &Waker) -> Polled {
         let mut store = lock(&self.timers.store);
-        if store.orphaned {
+        if store.orphaned_entry(self) {
             return Polled::Orphaned;
         }
-        let replaced = match store.entry(self) {
-            Some(entry) if entry.waker.will_wake(waker) => None,
-            Some(entry) => Some(std::mem::replace(&mut entry.waker, waker.clone())),
+        // Handed to a loop that ended before firing it: it never will.
+        let ended = store.handed_to.as_ref().is_some_and(EventLoopHandle::is_terminated);
+        match store.entry(self) {
+            Some(_) if ended => return Polled::Orphaned,
+            Some(entry) if entry.waker.will_wake(waker) => return Polled::Waiting,
+            Some(_) => {}
             None => return Polled::Fired,
+        }
+        drop(store);
+        // Cloned outside the lock (a clone may run any code); the entry may fire meanwhile.
+        let mut new = Some(waker.clone());
+        let mut store = lock(&self.timers.store);
+        let polled = match store.entry(self) {
+            Some(entry) => {
+                new = Some(std::mem::replace(&mut entry.waker, new.take().unwrap()));
+                Polled::Waiting
+            }
+            None => Polled::Fired,
         };
         drop(store);
-        drop(replaced);
-        Polled::Waiting
+        drop(new);
+        polled
     }
 
     /// True once the entry has fired (false for an orphaned one, which never fires).
     pub(crate) fn has_fired(&self) -> bool {
         let mut store = lock(&self.timers.store);
-        !store.orphaned && store.entry(self).is_none()
+        !store.orphaned_entry(self) && store.entry(self).is_none()
     }
 
     /// Moves a waiting entry's deadline later; false if it has fired (file anew).
@@ -295,6 +317,9 @@ impl HandedOver {
             let mut store = lock(&timers.store);
             store.orphaned = true;
             let entries = store.wheel.as_mut().map(TimerWheel::drain).unwrap_or_default();
+            let mut orphans: Vec<u64> = entries.iter().map(|e| e.seq).collect();
+            orphans.sort_unstable();
+            store.orphans = orphans;
             drop(store);
             entries.into_iter().for_each(|e| e.waker.wake());
         }
@@ -527,5 +552,135 @@ mod tests {
         assert!(!key.has_fired(), "an orphaned entry never fires early");
         assert!(matches!(key.poll(&w), Polled::Orphaned));
         key.remove();
+    }
+
+    /// An entry that fired before its store was orphaned has fired (its sleep's
+    /// `is_elapsed` stays true); only the entries still waiting are orphaned.
+    #[test]
+    fn an_entry_fired_before_the_orphaning_stays_fired() {
+        let installed = ParkedTimers::install();
+        let t0 = Instant::now();
+        let (c, w) = counter();
+        let fired = register(t0, &w).unwrap();
+        let waiting = register(t0 + Duration::from_secs(3600), &w).unwrap();
+        installed.timers().fire_due(t0);
+        assert_eq!(c.0.load(SeqCst), 1);
+        assert!(fired.has_fired());
+        installed.hand_over(None);
+        assert!(!waiting.has_fired(), "the orphaned one never fired");
+        assert!(fired.has_fired(), "the one that fired before the orphaning");
+    }
+
+    /// A waker's clone may run any code, including a look at the same store: `poll`
+    /// clones the new waker outside the store's lock.
+    #[test]
+    fn a_waker_is_cloned_outside_the_lock() {
+        within_10s(waker_cloned_outside_the_lock);
+    }
+
+    fn waker_cloned_outside_the_lock() {
+        use std::task::{RawWaker, RawWakerVTable};
+        thread_local! {
+            static PROBE: RefCell<Option<ParkedKey>> = const { RefCell::new(None) };
+        }
+        fn clone(_: *const ()) -> RawWaker {
+            // A clone that looks at a timer of the same store (a tracing waker, say).
+            PROBE.with(|p| p.borrow().as_ref().map(ParkedKey::has_fired));
+            RawWaker::new(std::ptr::null(), &VTABLE)
+        }
+        fn noop(_: *const ()) {}
+        static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, noop);
+        let installed = ParkedTimers::install();
+        let t0 = Instant::now();
+        let (_c, w) = counter();
+        PROBE.with(|p| *p.borrow_mut() = register(t0 + Duration::from_secs(5), &w));
+        let key = register(t0 + Duration::from_secs(5), &w).unwrap();
+        // SAFETY: the vtable's functions ignore the data pointer.
+        let probing = unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) };
+        assert!(matches!(key.poll(&probing), Polled::Waiting));
+        key.remove();
+        PROBE.with(|p| p.borrow_mut().take().map(ParkedKey::remove));
+        installed.hand_over(None);
+    }
+
+    /// Random registrations, removals, postponements and fires over several
+    /// `block_on`s of one thread (the spare wheel and its timeline reused, its
+    /// `elapsed` left years behind), against a model: never early, never lost, and a
+    /// key never names another entry.
+    #[test]
+    fn random_ops_across_spare_reuse_match_a_model() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let t0 = Instant::now();
+        let mut now = t0;
+        for round in 0..200 {
+            // Some rounds start years after the last: the spare's `elapsed` is stale.
+            if round % 50 == 9 {
+                now += Duration::from_secs(86_400 * (365 + rnd(800)));
+            }
+            let installed = ParkedTimers::install();
+            let mut live: Vec<(ParkedKey, Instant, Arc<Count>)> = Vec::new();
+            for _ in 0..400 {
+                match rnd(10) {
+                    0..=3 => {
+                        let span = [2u64, 70, 5_000, 300_000, 90_000_000_000][rnd(5) as usize];
+                        let at = now + Duration::from_millis(rnd(span)) - Duration::from_millis(1).min(now - t0);
+                        let (c, w) = counter();
+                        live.push((register(at, &w).unwrap(), at, c));
+                    }
+                    4 if !live.is_empty() => {
+                        let (key, _, _) = live.swap_remove(rnd(live.len() as u64) as usize);
+                        key.remove();
+                    }
+                    5 if !live.is_empty() => {
+                        let i = rnd(live.len() as u64) as usize;
+                        let later = live[i].1 + Duration::from_millis(rnd(100_000));
+                        let fired = live[i].2.0.load(SeqCst) == 1;
+                        assert_eq!(live[i].0.postpone(later), !fired, "postpone of a fired entry");
+                        if !fired {
+                            live[i].1 = later;
+                        }
+                    }
+                    _ => {
+                        let step = [0u64, 1, 3, 64, 5_000, 4_000_000][rnd(6) as usize];
+                        now += Duration::from_micros(rnd(step * 1000 + 1));
+                        let mut next = installed.timers().fire_due(now);
+                        // Follow the lower bounds it gives up to `now` (a parked thread
+                        // woken late does the same with one call).
+                        while let Some(n) = next.filter(|n| *n <= now) {
+                            let again = installed.timers().fire_due(now);
+                            assert!(again.is_none_or(|a| a > now || a > n), "no progress at {n:?}");
+                            next = again;
+                        }
+                        for (key, at, c) in &live {
+                            let fired = c.0.load(SeqCst);
+                            assert!(fired <= 1);
+                            assert_eq!(fired == 1, *at <= now, "deadline {:?} at {:?}", *at - t0, now - t0);
+                            assert_eq!(key.has_fired(), fired == 1);
+                        }
+                        if let Some(n) = next {
+                            let first = live.iter().filter(|(_, _, c)| c.0.load(SeqCst) == 0).map(|e| e.1).min();
+                            assert!(first.is_some_and(|f| n <= f), "next {n:?} after the first deadline");
+                        }
+                    }
+                }
+            }
+            // Half the rounds end with everything removed: the wheel becomes the spare.
+            if round % 2 == 0 {
+                live.drain(..).for_each(|(k, _, _)| k.remove());
+            }
+            installed.hand_over(None);
+            for (key, at, c) in live {
+                let fired = c.0.load(SeqCst) == 1;
+                assert!(fired, "an orphaned entry is woken");
+                let _ = at;
+                key.remove();
+            }
+        }
     }
 }
