@@ -40,6 +40,41 @@ fn within<F: std::future::Future>(rt: &Runtime, f: F) -> F::Output {
     })
 }
 
+/// Writes `payload` to `stream` in `chunk`-byte writes and shuts its write direction,
+/// while reading everything the peer sends until end of stream.
+async fn send_and_read_to_end<S>(stream: S, payload: &[u8], chunk: usize) -> Vec<u8>
+where
+    S: netloop::io::AsyncRead + netloop::io::AsyncWrite,
+{
+    let (mut r, mut w) = netloop::io::split(stream);
+    let send = async {
+        for part in payload.chunks(chunk) {
+            w.write_all(part).await.unwrap();
+        }
+        w.shutdown().await.unwrap();
+    };
+    let mut back = Vec::new();
+    let recv = r.read_to_end(&mut back);
+    let ((), got) = netloop::join!(send, recv);
+    got.unwrap();
+    back
+}
+
+/// Sends `byte` and reads it back from an [`echo_one_byte`] peer.
+async fn byte_round_trip<S: netloop::io::AsyncRead + netloop::io::AsyncWrite + Unpin>(c: &mut S, byte: u8) {
+    c.write_all(&[byte]).await.unwrap();
+    let mut b = [0u8; 1];
+    c.read_exact(&mut b).await.unwrap();
+    assert_eq!(b[0], byte);
+}
+
+/// Reads one byte and writes it back.
+async fn echo_one_byte<S: netloop::io::AsyncRead + netloop::io::AsyncWrite + Unpin>(s: &mut S) {
+    let mut b = [0u8; 1];
+    s.read_exact(&mut b).await.unwrap();
+    s.write_all(&b).await.unwrap();
+}
+
 /// An echo over the ring: partial reads, many writes, EOF after the peer's shutdown.
 #[test]
 fn echo_round_trips_and_half_close() {
@@ -65,20 +100,9 @@ fn echo_round_trips_and_half_close() {
             s.shutdown().await.unwrap();
             total
         });
-        let mut c = TcpStream::connect(addr).await.unwrap();
+        let c = TcpStream::connect(addr).await.unwrap();
         let payload: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-        let (mut r, mut w) = c.split();
-        let send = async {
-            for chunk in payload.chunks(1000) {
-                w.write_all(chunk).await.unwrap();
-            }
-            w.shutdown().await.unwrap();
-        };
-        let mut back = Vec::new();
-        let recv = r.read_to_end(&mut back);
-        let ((), got) = netloop::join!(send, recv);
-        got.unwrap();
-        assert_eq!(back, payload);
+        assert_eq!(send_and_read_to_end(c, &payload, 1000).await, payload);
         assert_eq!(server.await.unwrap(), payload.len());
     });
 }
@@ -259,9 +283,7 @@ fn a_listener_on_its_loop_accepts_through_the_ring() {
                     let listener = listener.clone();
                     netloop::spawn(async move {
                         let (mut s, peer) = listener.accept().await.unwrap();
-                        let mut b = [0u8; 1];
-                        s.read_exact(&mut b).await.unwrap();
-                        s.write_all(&b).await.unwrap();
+                        echo_one_byte(&mut s).await;
                         peer
                     })
                 })
@@ -270,10 +292,7 @@ fn a_listener_on_its_loop_accepts_through_the_ring() {
             let mut clients = Vec::new();
             for i in 0..3u8 {
                 let mut c = TcpStream::connect(addr).await.unwrap();
-                c.write_all(&[i]).await.unwrap();
-                let mut b = [0u8; 1];
-                c.read_exact(&mut b).await.unwrap();
-                assert_eq!(b[0], i);
+                byte_round_trip(&mut c, i).await;
                 clients.push(c);
             }
             for a in acceptors {
@@ -642,5 +661,107 @@ fn a_dropped_stream_whose_peer_never_reads_closes_after_its_grace() {
         })
         .await
         .unwrap()
+    });
+}
+
+// Unix sockets, connected streams and several waiters on the ring.
+
+/// A socket path of its own for each test (removed first: a file left by an earlier
+/// run would make `bind` fail).
+fn socket_path(name: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("netloop-uring-{name}-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// A Unix listener accepted from on its own loop takes connections through the ring's
+/// multishot accept, as a TCP listener does; several tasks may await `accept` at once,
+/// each accepted stream is on the ring, and its peer's address is the one `accept`
+/// gives (an unbound client: unnamed). A dropped listener's accept is cancelled and its
+/// socket closed: a later connect is refused.
+#[test]
+fn a_unix_listener_on_its_loop_accepts_through_the_ring() {
+    use netloop::net::{UnixListener, UnixStream};
+    let Some(rt) = ring_runtime(1) else { return };
+    let path = socket_path("listener");
+    within(&rt, async move {
+        netloop::spawn(async move {
+            let listener = std::sync::Arc::new(UnixListener::bind(&path).unwrap());
+            let acceptors: Vec<_> = (0..3)
+                .map(|_| {
+                    let listener = listener.clone();
+                    netloop::spawn(async move {
+                        let (mut s, peer) = listener.accept().await.unwrap();
+                        assert!(s.is_on_ring(), "an accepted Unix stream on its loop uses the ring");
+                        echo_one_byte(&mut s).await;
+                        peer.is_unnamed()
+                    })
+                })
+                .collect();
+            netloop::task::yield_now().await;
+            let mut clients = Vec::new();
+            for i in 0..3u8 {
+                let mut c = UnixStream::connect(&path).await.unwrap();
+                byte_round_trip(&mut c, i).await;
+                clients.push(c);
+            }
+            for a in acceptors {
+                assert!(a.await.unwrap(), "an unbound client's address is unnamed");
+            }
+            assert!(listener.is_on_ring(), "accepted through the ring");
+            // An accept armed and waiting when the listener goes.
+            let waiting = {
+                let listener = listener.clone();
+                netloop::spawn(async move { listener.accept().await.map(drop) })
+            };
+            netloop::task::yield_now().await;
+            waiting.abort();
+            let _ = waiting.await;
+            drop(listener);
+            netloop::time::sleep(Duration::from_millis(50)).await;
+            let refused = UnixStream::connect(&path).await.expect_err("nothing listens any more");
+            assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+            std::fs::remove_file(&path).unwrap();
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// Streams accepted by a Unix listener on the ring: a round trip of many writes,
+/// half-close both ways (EOF after the peer's shutdown, the other direction still
+/// open), and the peer's reset reported.
+#[test]
+fn unix_streams_accepted_on_the_ring_round_trip_and_half_close() {
+    use netloop::net::{UnixListener, UnixStream};
+    let Some(rt) = ring_runtime(2) else { return };
+    let path = socket_path("echo");
+    within(&rt, async move {
+        let listener = UnixListener::bind(&path).unwrap();
+        let server = netloop::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 4096];
+            let mut total = 0;
+            loop {
+                let n = s.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                assert!(s.is_on_ring());
+                total += n;
+                s.write_all(&buf[..n]).await.unwrap();
+            }
+            // The client's write direction is shut; ours is still open.
+            s.write_all(b"bye").await.unwrap();
+            s.shutdown().await.unwrap();
+            total
+        });
+        let c = UnixStream::connect(&path).await.unwrap();
+        let payload: Vec<u8> = (0..200_000u32).map(|i| (i % 253) as u8).collect();
+        let back = send_and_read_to_end(c, &payload, 1500).await;
+        assert_eq!(&back[..payload.len()], &payload[..]);
+        assert_eq!(&back[payload.len()..], b"bye");
+        assert_eq!(server.await.unwrap(), payload.len());
+        std::fs::remove_file(&path).unwrap();
     });
 }
