@@ -765,3 +765,162 @@ fn unix_streams_accepted_on_the_ring_round_trip_and_half_close() {
         std::fs::remove_file(&path).unwrap();
     });
 }
+
+/// Whether the socket behind `fd` is in an epoll instance of this process (the
+/// instances' `fdinfo` lists each watched file by descriptor number and inode).
+fn watched_by_epoll(fd: &impl std::os::fd::AsRawFd) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let fd = fd.as_raw_fd();
+    let ino = std::fs::metadata(format!("/proc/self/fd/{fd}")).unwrap().ino();
+    let wanted = (fd.to_string(), format!("{ino:x}"));
+    std::fs::read_dir("/proc/self/fd").unwrap().flatten().any(|entry| {
+        let is_epoll = std::fs::read_link(entry.path()).is_ok_and(|l| l.to_string_lossy() == "anon_inode:[eventpoll]");
+        let info = is_epoll
+            .then(|| std::fs::read_to_string(format!("/proc/self/fdinfo/{}", entry.file_name().to_string_lossy())).ok())
+            .flatten()
+            .unwrap_or_default();
+        info.lines().filter(|l| l.starts_with("tfd:")).any(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let tfd = words.get(1).copied();
+            let ino = words.iter().find_map(|w| w.strip_prefix("ino:"));
+            (tfd, ino) == (Some(wanted.0.as_str()), Some(wanted.1.as_str()))
+        })
+    })
+}
+
+/// A `TcpStream::connect` stream used on its io_uring loop's thread leaves epoll, where
+/// it waited for the handshake, and takes the completion path: not readable until the
+/// peer writes, a round trip, `peer_addr`, half-close both ways, and what it wrote just
+/// before being dropped still reaches the peer.
+#[test]
+fn connected_tcp_streams_take_the_completion_path() {
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let mut c = TcpStream::connect(addr).await.unwrap();
+            let (mut s, peer) = listener.accept().await.unwrap();
+            assert!(!watched_by_epoll(&c), "the connected stream left epoll");
+            assert_eq!(c.peer_addr().unwrap(), addr);
+            assert_eq!(c.local_addr().unwrap(), peer);
+            let mut buf = [0u8; 16];
+            assert_eq!(c.try_read(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+            assert!(c.is_on_ring(), "a connected stream on an io_uring loop uses the ring");
+            assert!(
+                netloop::time::timeout(Duration::from_millis(50), c.readable())
+                    .await
+                    .is_err(),
+                "nothing to read until the peer writes"
+            );
+            s.write_all(b"hello").await.unwrap();
+            c.readable().await.unwrap();
+            c.read_exact(&mut buf[..5]).await.unwrap();
+            assert_eq!(&buf[..5], b"hello");
+            netloop::join!(byte_round_trip(&mut s, 7), echo_one_byte(&mut c));
+            // Half-close: the peer's write direction first, ours still open.
+            s.shutdown().await.unwrap();
+            assert_eq!(
+                c.read(&mut buf).await.unwrap(),
+                0,
+                "end of stream after the peer's shutdown"
+            );
+            c.write_all(b"still open").await.unwrap();
+            // Dropped right after a write: the bytes still go out, then end of stream.
+            drop(c);
+            let mut rest = Vec::new();
+            s.read_to_end(&mut rest).await.unwrap();
+            assert_eq!(rest, b"still open");
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// A `UnixStream::connect` stream, and one of `UnixSocket::connect`, on their io_uring
+/// loop's thread: out of epoll, on the ring, a round trip and end of stream.
+#[test]
+fn connected_unix_streams_take_the_completion_path() {
+    use netloop::net::{UnixListener, UnixSocket, UnixStream};
+    let Some(rt) = ring_runtime(1) else { return };
+    let path = socket_path("connect");
+    within(&rt, async move {
+        netloop::spawn(async move {
+            let listener = UnixListener::bind(&path).unwrap();
+            let by_path = UnixStream::connect(&path).await.unwrap();
+            let by_socket = UnixSocket::new_stream().unwrap().connect(&path).await.unwrap();
+            for mut c in [by_path, by_socket] {
+                let (mut s, _) = listener.accept().await.unwrap();
+                assert!(!watched_by_epoll(&c), "the connected stream left epoll");
+                assert_eq!(c.peer_addr().unwrap().as_pathname(), Some(path.as_path()));
+                netloop::join!(byte_round_trip(&mut c, 1), echo_one_byte(&mut s));
+                assert!(
+                    c.is_on_ring(),
+                    "a connected Unix stream on an io_uring loop uses the ring"
+                );
+                drop(s);
+                let mut buf = [0u8; 4];
+                assert_eq!(c.read(&mut buf).await.unwrap(), 0);
+            }
+            std::fs::remove_file(&path).unwrap();
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// A connect's errors are tokio's on an io_uring loop: nothing listening is
+/// `ConnectionRefused` for TCP and for a Unix path.
+#[test]
+fn connect_errors_on_an_io_uring_loop() {
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let addr = {
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                l.local_addr().unwrap()
+            };
+            let e = TcpStream::connect(addr).await.expect_err("nothing listens there");
+            assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+            let path = socket_path("refused");
+            drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+            let e = netloop::net::UnixStream::connect(&path)
+                .await
+                .expect_err("nothing listens there");
+            assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+            std::fs::remove_file(&path).unwrap();
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// A stream connected off every loop (a multi-thread runtime's `block_on`) is placed at
+/// its first use: used there it is registered for readiness again and works; moved to a
+/// task first, it goes on that task's loop's ring.
+#[test]
+fn a_stream_connected_off_the_loops_is_placed_at_its_first_use() {
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = netloop::spawn(async move {
+            for _ in 0..2 {
+                let (mut s, _) = listener.accept().await.unwrap();
+                netloop::spawn(async move { echo_one_byte(&mut s).await });
+            }
+        });
+        let mut here = TcpStream::connect(addr).await.unwrap();
+        byte_round_trip(&mut here, 3).await;
+        assert!(!here.is_on_ring(), "used off every loop: readiness");
+        assert!(watched_by_epoll(&here), "registered for readiness at its first use");
+        let mut moved = TcpStream::connect(addr).await.unwrap();
+        netloop::spawn(async move {
+            byte_round_trip(&mut moved, 4).await;
+            assert!(moved.is_on_ring(), "first used on an io_uring loop's thread");
+        })
+        .await
+        .unwrap();
+        server.await.unwrap();
+    });
+}

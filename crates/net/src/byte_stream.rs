@@ -27,9 +27,18 @@ macro_rules! byte_stream_methods {
             }
         }
 
+        /// The stream once its connect has completed: on a loop that runs on io_uring it
+        /// leaves epoll, where it waited for the handshake, and goes on the ring at its
+        /// next use on such a loop, as an accepted stream does.
+        pub(crate) fn connected(self) -> std::io::Result<Self> {
+            Ok(Self {
+                io: self.io.connected()?,
+            })
+        }
+
         /// netloop: true while the stream reads and writes through its loop's io_uring
-        /// ring (an accepted stream first used on a loop that runs on io_uring); false
-        /// on readiness (epoll). See `docs/io-uring.md`.
+        /// ring (an accepted or connected stream first used on a loop that runs on
+        /// io_uring); false on readiness (epoll). See `docs/io-uring.md`.
         pub fn is_on_ring(&self) -> bool {
             self.io.is_on_ring()
         }

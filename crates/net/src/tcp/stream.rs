@@ -69,7 +69,7 @@ impl TcpStream {
             return Err(e);
         }
         match stream.io.get_ref().peer_addr() {
-            Ok(_) => Ok(stream),
+            Ok(_) => stream.connected(),
             // Not connected yet or refused: the socket error says which.
             Err(e) if e.kind() == io::ErrorKind::NotConnected => Err(stream.io.get_ref().take_error()?.unwrap_or(e)),
             Err(e) => Err(e),

@@ -62,7 +62,7 @@ impl UnixStream {
         poll_fn(|cx| self.io.poll_write_ready(cx)).await?;
         match self.io.get_ref().take_error()? {
             Some(e) => Err(e),
-            None => Ok(self),
+            None => self.connected(),
         }
     }
 

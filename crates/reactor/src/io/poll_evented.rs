@@ -427,6 +427,12 @@ impl<S: Source> PollEvented<S> {
         self.deferred.as_ref().map(|d| &d.fallback)
     }
 
+    /// The readiness a deferred source is taken to have once registered (empty for a
+    /// source registered at construction).
+    pub(crate) fn deferred_assumed(&self) -> Ready {
+        self.deferred.as_ref().map_or(Ready::EMPTY, |d| d.assumed)
+    }
+
     /// The loop this source is registered with; `None` while a deferred source has
     /// not been used (or its registration failed).
     pub fn registered_loop(&self) -> Option<EventLoopHandle> {

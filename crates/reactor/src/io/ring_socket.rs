@@ -66,8 +66,8 @@ struct Chunk {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Readable as tokio counts it: set by arriving bytes (and at first, an accepted
-    /// socket being assumed readable), cleared only when a read finds nothing.
+    /// Readable as tokio counts it: set by arriving bytes (and at first, for an
+    /// accepted socket, assumed readable), cleared only when a read finds nothing.
     readable: bool,
     chunks: VecDeque<Chunk>,
     /// The receive (or readiness poll) in flight: its op key.
@@ -138,10 +138,10 @@ fn wake_all(wakers: impl IntoIterator<Item = Option<Waker>>) {
 }
 
 impl RingSocket {
-    /// A socket of `core`'s loop over a duplicate of `fd`; `None` if the loop has no
-    /// ring or no descriptor is left for the duplicate (the stream then stays on
-    /// readiness).
-    pub(crate) fn new(core: &Core, fd: RawFd) -> Option<Arc<RingSocket>> {
+    /// A socket of `core`'s loop over a duplicate of `fd`, taken as `readable` until a
+    /// read finds nothing; `None` if the loop has no ring or no descriptor is left for
+    /// the duplicate (the stream then stays on readiness).
+    pub(crate) fn new(core: &Core, fd: RawFd, readable: bool) -> Option<Arc<RingSocket>> {
         let pool = core.ring.borrow().as_ref()?.pool().clone();
         // SAFETY: F_DUPFD_CLOEXEC on the stream's open descriptor; the result is checked.
         let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
@@ -155,7 +155,7 @@ impl RingSocket {
             shared: core.shared.clone(),
             pool,
             state: Mutex::new(State {
-                readable: true,
+                readable,
                 ..State::default()
             }),
         }))

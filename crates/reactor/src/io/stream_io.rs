@@ -9,9 +9,10 @@
 //!                              the loop's multishot receive fills them
 //! ```
 //!
-//! The choice is made once, at the stream's first use: an accepted stream first used
-//! on a loop that runs on io_uring goes on the ring; every other stream (connected,
-//! made from a std socket, or first used off such a loop) stays on readiness. A stream
+//! The choice is made once, at the stream's first use: an accepted stream, or a
+//! connected one once its connect completed, first used on a loop that runs on
+//! io_uring goes on the ring; every other stream (made from a std socket, a pair, one
+//! connected on an epoll loop, or first used off an io_uring loop) stays on readiness. A stream
 //! on the ring that is asked for readiness itself ([`evented`](StreamIo::evented):
 //! `ready`, `try_io`, `async_io`) leaves the ring for good: its receive is cancelled,
 //! bytes it already received are still read first, and readiness takes over.
@@ -69,9 +70,36 @@ where
     /// until an operation finds otherwise (`fallback`: the loop used if the first use is
     /// off every loop).
     pub fn accepted(source: S, fallback: EventLoopHandle) -> Self {
+        Self::deferred(source, fallback, Ready::READABLE | Ready::WRITABLE)
+    }
+
+    /// A stream whose connect has just completed (it waited for the handshake by
+    /// readiness, registered with its loop's epoll). On a loop that runs on io_uring it
+    /// leaves epoll now and is placed at its next use, as an accepted stream is: on the
+    /// ring of that use's loop if it runs on io_uring, else by readiness; assumed
+    /// writable only (nothing is there to read until the peer writes). On an epoll loop,
+    /// or once placed, it stays as it is.
+    pub fn connected(self) -> io::Result<Self> {
+        let Some(handle) = self.evented.registered_loop() else {
+            return Ok(self);
+        };
+        if self.ring.get().is_some_and(Option::is_some)
+            || !handle.shared.on_ring.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Ok(self);
+        }
+        // Nobody else holds the stream yet (its connect owned it), so no waiter is
+        // lost with the registration.
+        let source = self.into_inner()?;
+        Ok(Self::deferred(source, handle, Ready::WRITABLE))
+    }
+
+    /// A stream placed at its first use (see [`accepted`](Self::accepted)), taken as
+    /// ready in `assumed`'s directions until an operation finds otherwise.
+    fn deferred(source: S, fallback: EventLoopHandle, assumed: Ready) -> Self {
         StreamIo {
             evented: PollEvented::new_deferred(source, mio::Interest::READABLE | mio::Interest::WRITABLE, fallback)
-                .assuming_ready(Ready::READABLE | Ready::WRITABLE),
+                .assuming_ready(assumed),
             ring: OnceLock::new(),
             left_ring: AtomicBool::new(false),
         }
@@ -93,9 +121,10 @@ where
             return None;
         }
         let fd = self.evented.get_ref().as_raw_fd();
+        let readable = self.evented.deferred_assumed().is_readable();
         context::with_core(|core| {
             let core = core.filter(|c| c.shared.on_ring.load(std::sync::atomic::Ordering::Relaxed))?;
-            RingSocket::new(core, fd)
+            RingSocket::new(core, fd, readable)
         })
     }
 
