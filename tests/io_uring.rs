@@ -924,3 +924,124 @@ fn a_stream_connected_off_the_loops_is_placed_at_its_first_use() {
         server.await.unwrap();
     });
 }
+
+/// Several tasks awaiting `readable()`, then `writable()`, on one stream on the ring:
+/// each is woken (tokio wakes every waiter), not only the last to poll.
+#[test]
+fn every_task_awaiting_readable_or_writable_on_the_ring_is_woken() {
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let s = std::sync::Arc::new(listener.accept().await.unwrap().0);
+            let mut buf = [0u8; 8];
+            assert_eq!(s.try_read(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+            assert!(s.is_on_ring());
+            let waiters = |write: bool| -> Vec<_> {
+                (0..3)
+                    .map(|_| {
+                        let s = s.clone();
+                        netloop::spawn(async move {
+                            if write { s.writable().await } else { s.readable().await }.unwrap();
+                        })
+                    })
+                    .collect()
+            };
+            let readers = waiters(false);
+            netloop::task::yield_now().await;
+            peer.write_all(b"x").await.unwrap();
+            for r in readers {
+                netloop::time::timeout(Duration::from_secs(5), r)
+                    .await
+                    .expect("every reader woken")
+                    .unwrap();
+            }
+            assert_eq!(s.try_read(&mut buf).unwrap(), 1);
+            // The send window full (the peer reads nothing yet).
+            let chunk = vec![7u8; 16 * 1024];
+            let mut written = 0;
+            loop {
+                match s.try_write(&chunk) {
+                    Ok(n) => written += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            let writers = waiters(true);
+            netloop::task::yield_now().await;
+            let mut got = vec![0u8; written];
+            peer.read_exact(&mut got).await.unwrap();
+            for w in writers {
+                netloop::time::timeout(Duration::from_secs(5), w)
+                    .await
+                    .expect("every writer woken")
+                    .unwrap();
+            }
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// Writes on the ring keep tokio's write readiness: `writable()` stays ready until a
+/// write finds no room (a write that fills the window exactly leaves it ready), and a
+/// stream leaving the ring then (`ready`) is not taken as writable until its socket
+/// says so. `shutdown()` does not wait for a peer that reads only afterwards: the peer
+/// then gets every byte, then end of stream.
+#[test]
+fn write_readiness_and_shutdown_as_tokio_on_the_ring() {
+    use futures::FutureExt;
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (mut s, _) = listener.accept().await.unwrap();
+            let chunk = vec![5u8; 1000];
+            let mut written = 0;
+            loop {
+                assert!(
+                    s.writable().now_or_never().is_some(),
+                    "writable until a write would block ({written} bytes written)"
+                );
+                match s.try_write(&chunk) {
+                    Ok(n) => written += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            assert!(s.is_on_ring());
+            assert!(s.writable().now_or_never().is_none(), "not writable after WouldBlock");
+            netloop::time::timeout(Duration::from_secs(5), s.shutdown())
+                .await
+                .expect("shutdown does not wait for the peer to read")
+                .unwrap();
+            let mut got = Vec::new();
+            peer.read_to_end(&mut got).await.unwrap();
+            assert_eq!(got.len(), written, "every byte, then end of stream");
+
+            // A stream leaving the ring with its window full.
+            let mut peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (s, _) = listener.accept().await.unwrap();
+            let mut written = 0;
+            while let Ok(n) = s.try_write(&chunk) {
+                written += n;
+            }
+            assert!(s.is_on_ring());
+            let ready = s.ready(netloop::io::Interest::WRITABLE);
+            futures::pin_mut!(ready);
+            assert!((&mut ready).now_or_never().is_none(), "not writable after WouldBlock");
+            assert!(!s.is_on_ring(), "ready() takes the stream off the ring");
+            let mut got = vec![0u8; written];
+            peer.read_exact(&mut got).await.unwrap();
+            let ready = netloop::time::timeout(Duration::from_secs(5), ready)
+                .await
+                .expect("writable once its socket says so")
+                .unwrap();
+            assert!(ready.is_writable());
+        })
+        .await
+        .unwrap()
+    });
+}

@@ -118,12 +118,13 @@ macro_rules! byte_stream_methods {
             self.io.poll_flush(cx)
         }
 
-        /// Shuts the write direction (on io_uring, after the bytes already accepted).
+        /// Shuts the write direction (on io_uring, once the bytes already accepted are
+        /// sent; it does not wait for that).
         pub(crate) fn poll_shutdown_priv(
             &self,
-            cx: &mut std::task::Context<'_>,
+            _cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
-            self.io.poll_shutdown(cx, |s| Self::shutdown_source(s))
+            std::task::Poll::Ready(self.io.shutdown(|s| Self::shutdown_source(s)))
         }
 
         pub(crate) fn shutdown_write(&self) -> std::io::Result<()> {

@@ -30,22 +30,15 @@ macro_rules! readiness_methods {
         readiness_methods!(@common);
 
         /// Waits until the socket is readable (may be spurious: a `try_` read may still
-        /// say `WouldBlock`).
+        /// say `WouldBlock`). Several tasks may wait at once; each is woken.
         pub async fn readable(&self) -> std::io::Result<()> {
-            if self.io.is_on_ring() {
-                std::future::poll_fn(|cx| self.io.poll_read_ready(cx)).await
-            } else {
-                $crate::registration::ready_for(self.io.evented(), netloop_reactor::io::Direction::Read).await
-            }
+            std::future::poll_fn(|cx| self.io.poll_ready_shared(cx, netloop_reactor::io::Direction::Read)).await
         }
 
-        /// Waits until the socket is writable (may be spurious).
+        /// Waits until the socket is writable (may be spurious). Several tasks may wait
+        /// at once; each is woken.
         pub async fn writable(&self) -> std::io::Result<()> {
-            if self.io.is_on_ring() {
-                std::future::poll_fn(|cx| self.io.poll_write_ready(cx)).await
-            } else {
-                $crate::registration::ready_for(self.io.evented(), netloop_reactor::io::Direction::Write).await
-            }
+            std::future::poll_fn(|cx| self.io.poll_ready_shared(cx, netloop_reactor::io::Direction::Write)).await
         }
     };
     (@common) => {

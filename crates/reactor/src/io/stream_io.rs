@@ -142,6 +142,10 @@ where
     /// `try_io`, `async_io`, a listener's `accept`): a stream on the ring leaves it.
     pub fn evented(&self) -> &PollEvented<S> {
         if let Some(ring) = self.ring() {
+            // Readiness starts from what the stream's user has seen on the ring (not
+            // from an accepted stream's first guess), taken before the detach takes in
+            // completions the user has not seen.
+            self.evented.set_deferred_assumed(ring.readiness());
             self.left_ring.store(true, Release);
             ring.detach();
         }
@@ -160,20 +164,34 @@ where
         self.left()?.take_leftover(cx, buf)
     }
 
-    /// Polls for read readiness: on the ring, ready when a read would not wait.
+    /// Polls for read readiness: on the ring, ready when a read would not wait. Only
+    /// the last task to poll is woken.
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.ring() {
-            Some(ring) => ring.poll_read_ready(cx),
+            Some(ring) => ring.poll_read_ready(cx, false),
             None if self.left().is_some_and(|r| r.has_leftover()) => Poll::Ready(Ok(())),
             None => self.evented.poll_read_ready(cx).map_ok(drop),
         }
     }
 
     /// Polls for write readiness: on the ring, ready when the send window has room.
+    /// Only the last task to poll is woken.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.ring() {
-            Some(ring) => ring.poll_write::<&[u8]>(Some(cx), &[]).map_ok(drop),
+            Some(ring) => ring.poll_write_ready(cx, false),
             None => self.evented.poll_write_ready(cx).map_ok(drop),
+        }
+    }
+
+    /// Readiness in `direction` for a wait several tasks may await at once
+    /// (`readable`, `writable`): every waiting task is woken. A stream on readiness
+    /// waits on its registration; one on the ring stays there.
+    pub fn poll_ready_shared(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<()>> {
+        match (self.ring(), direction) {
+            (Some(ring), Direction::Read) => ring.poll_read_ready(cx, true),
+            (Some(ring), Direction::Write) => ring.poll_write_ready(cx, true),
+            (None, Direction::Read) if self.left().is_some_and(|r| r.has_leftover()) => Poll::Ready(Ok(())),
+            (None, _) => self.evented.poll_ready_shared(cx, direction).map_ok(drop),
         }
     }
 
@@ -291,15 +309,14 @@ where
         }
     }
 
-    /// `poll_shutdown`: on the ring, after the accepted bytes have been sent.
-    pub fn poll_shutdown(
-        &self,
-        cx: &mut Context<'_>,
-        shutdown: impl FnOnce(&S) -> io::Result<()>,
-    ) -> Poll<io::Result<()>> {
+    /// `poll_shutdown`, which never waits: on the ring, a failed send is reported and
+    /// the write direction is shut once the accepted bytes have been sent (the FIN
+    /// follows them), without waiting for that, as the kernel's buffered bytes go
+    /// before its FIN.
+    pub fn shutdown(&self, shutdown: impl FnOnce(&S) -> io::Result<()>) -> io::Result<()> {
         match self.ring() {
-            Some(ring) => ring.poll_shutdown(cx),
-            None => Poll::Ready(shutdown(self.evented.get_ref())),
+            Some(ring) => ring.shutdown(),
+            None => shutdown(self.evented.get_ref()),
         }
     }
 
