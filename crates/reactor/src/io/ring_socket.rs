@@ -302,8 +302,7 @@ impl RingSocket {
     }
 
     /// Submits the multishot receive (`poll_only`: a one-shot readiness poll, for a
-    /// loop out of buffers). Returns a waker to wake if the loop is gone.
-    #[must_use]
+    /// loop out of buffers). Returns the readers to wake if the loop is gone.
     fn submit_recv(self: &Arc<Self>, state: &mut State, driver: Option<&mut RingDriver>, poll_only: bool) -> Waiters {
         let Some(driver) = driver else {
             state.loop_gone = true;
@@ -577,7 +576,6 @@ impl RingSocket {
         });
     }
 
-    #[must_use]
     fn submit_send(self: &Arc<Self>, state: &mut State, driver: Option<&mut RingDriver>) -> Waiters {
         if state.pending.is_empty() {
             state.sending = false;
@@ -593,7 +591,6 @@ impl RingSocket {
     }
 
     /// Sends `buf[offset..]`; the buffer goes with the operation.
-    #[must_use]
     fn submit_send_buf(
         self: &Arc<Self>,
         state: &mut State,
@@ -623,8 +620,7 @@ impl RingSocket {
     }
 
     /// Every send fails from now on (`errno`, or the loop's shutdown); the writer's
-    /// waker is returned to wake.
-    #[must_use]
+    /// waiters are returned to wake.
     fn fail_sends(&self, state: &mut State, errno: Option<i32>) -> Waiters {
         if let Some(e) = errno {
             state.write_error = Some(e);
