@@ -9,9 +9,14 @@
 //!
 //!             writer task                          loop (completion of the send)
 //!  poll_write: room in `pending`? copy in; no   ─▶ all sent: next `pending` goes out,
-//!             send in flight? queue one             or the writer, flush and shutdown
-//!             : wait for room                       go on; short: the rest goes out
+//!             send in flight? queue one             or the writer and flush go on and
+//!             : wait for room                       a requested shutdown is made;
+//!                                                   short: the rest goes out
 //! ```
+//!
+//! Readiness is tokio's: readable until a read finds nothing, writable until a write
+//! finds the window full. Each direction wakes the last task to poll it and every task
+//! awaiting `readable`/`writable` ([`Waiters`]).
 //!
 //! Invariants:
 //! - The socket owns its own descriptor (`fd`, a duplicate of the stream's): every
