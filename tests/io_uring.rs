@@ -1045,3 +1045,44 @@ fn write_readiness_and_shutdown_as_tokio_on_the_ring() {
         .unwrap()
     });
 }
+
+/// Streams connected from the start, `from_std` (TCP and Unix) and `UnixStream::pair`,
+/// are placed as connected ones: on their io_uring loop's thread they leave epoll and
+/// take the completion path (not readable until the peer writes), and round trip.
+#[test]
+fn from_std_and_pair_streams_take_the_completion_path() {
+    use futures::FutureExt;
+    use netloop::net::UnixStream;
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let std_client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut c = TcpStream::from_std(std_client).unwrap();
+            assert!(!watched_by_epoll(&c), "a from_std stream left epoll");
+            assert!(c.readable().now_or_never().is_none(), "nothing to read yet");
+            assert!(
+                c.is_on_ring(),
+                "a from_std TCP stream on an io_uring loop uses the ring"
+            );
+            netloop::join!(byte_round_trip(&mut c, 8), echo_one_byte(&mut s));
+
+            let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+            let (mut a, mut b) = (UnixStream::from_std(a).unwrap(), UnixStream::from_std(b).unwrap());
+            netloop::join!(byte_round_trip(&mut a, 9), echo_one_byte(&mut b));
+            assert!(a.is_on_ring() && b.is_on_ring(), "from_std Unix streams use the ring");
+
+            let (mut a, mut b) = UnixStream::pair().unwrap();
+            assert!(!watched_by_epoll(&a) && !watched_by_epoll(&b), "a pair leaves epoll");
+            assert!(a.readable().now_or_never().is_none(), "nothing to read yet");
+            netloop::join!(byte_round_trip(&mut a, 10), echo_one_byte(&mut b));
+            assert!(a.is_on_ring() && b.is_on_ring(), "a pair uses the ring");
+            drop(b);
+            let mut buf = [0u8; 1];
+            assert_eq!(a.read(&mut buf).await.unwrap(), 0);
+        })
+        .await
+        .unwrap()
+    });
+}

@@ -27,9 +27,9 @@ macro_rules! byte_stream_methods {
             }
         }
 
-        /// The stream once its connect has completed: on a loop that runs on io_uring it
-        /// leaves epoll, where it waited for the handshake, and goes on the ring at its
-        /// next use on such a loop, as an accepted stream does.
+        /// The stream once its connect has completed (or made connected: `from_std`, a
+        /// pair): on a loop that runs on io_uring it leaves epoll and goes on the ring at
+        /// its next use on such a loop, as an accepted stream does.
         pub(crate) fn connected(self) -> std::io::Result<Self> {
             Ok(Self {
                 io: self.io.connected()?,

@@ -168,7 +168,8 @@ evented_socket!(
     TcpStream,
     std::net::TcpStream,
     mio::net::TcpStream,
-    mio::Interest::READABLE | mio::Interest::WRITABLE
+    mio::Interest::READABLE | mio::Interest::WRITABLE,
+    placed by connected
 );
 
 byte_stream_traits!(TcpStream);

@@ -9,10 +9,10 @@
 //!                              the loop's multishot receive fills them
 //! ```
 //!
-//! The choice is made once, at the stream's first use: an accepted stream, or a
-//! connected one once its connect completed, first used on a loop that runs on
-//! io_uring goes on the ring; every other stream (made from a std socket, a pair, one
-//! connected on an epoll loop, or first used off an io_uring loop) stays on readiness. A stream
+//! The choice is made once, at the stream's first use: an accepted stream, a connected
+//! one once its connect completed, or one connected from the start (`from_std`, a
+//! pair), first used on a loop that runs on io_uring goes on the ring; every other
+//! stream (of an epoll loop, or first used off an io_uring loop) stays on readiness. A stream
 //! on the ring that is asked for readiness itself ([`evented`](StreamIo::evented):
 //! `ready`, `try_io`, `async_io`) leaves the ring for good: its receive is cancelled,
 //! bytes it already received are still read first, and readiness takes over.
@@ -74,11 +74,12 @@ where
     }
 
     /// A stream whose connect has just completed (it waited for the handshake by
-    /// readiness, registered with its loop's epoll). On a loop that runs on io_uring it
-    /// leaves epoll now and is placed at its next use, as an accepted stream is: on the
-    /// ring of that use's loop if it runs on io_uring, else by readiness; assumed
-    /// writable only (nothing is there to read until the peer writes). On an epoll loop,
-    /// or once placed, it stays as it is.
+    /// readiness, registered with its loop's epoll), or one connected from the start
+    /// (`from_std`, a pair). On a loop that runs on io_uring it leaves epoll now and is
+    /// placed at its next use, as an accepted stream is: on the ring of that use's loop
+    /// if it runs on io_uring, else by readiness; assumed writable only (what there is
+    /// to read, a read finds or the receive brings). On an epoll loop, or once placed,
+    /// it stays as it is.
     pub fn connected(self) -> io::Result<Self> {
         let Some(handle) = self.evented.registered_loop() else {
             return Ok(self);
