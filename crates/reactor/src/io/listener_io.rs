@@ -101,10 +101,9 @@ impl<S: Source + AsRawFd> ListenerIo<S> {
 
     /// Polls for one accepted connection, whichever way the listener accepts: the
     /// ring's multishot accept (its descriptor made a `T` by `from_ring`, whose error is
-    /// the accept's), else
-    /// `accept` run on the socket when it is readable. `shared`: several tasks may
-    /// await the accept at once (each connection goes to one of them); otherwise only
-    /// the last task to poll is woken.
+    /// the accept's), else `accept` run on the socket when it is readable. `shared`:
+    /// several tasks may await the accept at once (each connection goes to one of
+    /// them); otherwise only the last task to poll is woken.
     pub fn poll_accept<T>(
         &self,
         cx: &mut Context<'_>,
