@@ -40,6 +40,41 @@ fn within<F: std::future::Future>(rt: &Runtime, f: F) -> F::Output {
     })
 }
 
+/// Writes `payload` to `stream` in `chunk`-byte writes and shuts its write direction,
+/// while reading everything the peer sends until end of stream.
+async fn send_and_read_to_end<S>(stream: S, payload: &[u8], chunk: usize) -> Vec<u8>
+where
+    S: netloop::io::AsyncRead + netloop::io::AsyncWrite,
+{
+    let (mut r, mut w) = netloop::io::split(stream);
+    let send = async {
+        for part in payload.chunks(chunk) {
+            w.write_all(part).await.unwrap();
+        }
+        w.shutdown().await.unwrap();
+    };
+    let mut back = Vec::new();
+    let recv = r.read_to_end(&mut back);
+    let ((), got) = netloop::join!(send, recv);
+    got.unwrap();
+    back
+}
+
+/// Sends `byte` and reads it back from an [`echo_one_byte`] peer.
+async fn byte_round_trip<S: netloop::io::AsyncRead + netloop::io::AsyncWrite + Unpin>(c: &mut S, byte: u8) {
+    c.write_all(&[byte]).await.unwrap();
+    let mut b = [0u8; 1];
+    c.read_exact(&mut b).await.unwrap();
+    assert_eq!(b[0], byte);
+}
+
+/// Reads one byte and writes it back.
+async fn echo_one_byte<S: netloop::io::AsyncRead + netloop::io::AsyncWrite + Unpin>(s: &mut S) {
+    let mut b = [0u8; 1];
+    s.read_exact(&mut b).await.unwrap();
+    s.write_all(&b).await.unwrap();
+}
+
 /// An echo over the ring: partial reads, many writes, EOF after the peer's shutdown.
 #[test]
 fn echo_round_trips_and_half_close() {
@@ -65,20 +100,9 @@ fn echo_round_trips_and_half_close() {
             s.shutdown().await.unwrap();
             total
         });
-        let mut c = TcpStream::connect(addr).await.unwrap();
+        let c = TcpStream::connect(addr).await.unwrap();
         let payload: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-        let (mut r, mut w) = c.split();
-        let send = async {
-            for chunk in payload.chunks(1000) {
-                w.write_all(chunk).await.unwrap();
-            }
-            w.shutdown().await.unwrap();
-        };
-        let mut back = Vec::new();
-        let recv = r.read_to_end(&mut back);
-        let ((), got) = netloop::join!(send, recv);
-        got.unwrap();
-        assert_eq!(back, payload);
+        assert_eq!(send_and_read_to_end(c, &payload, 1000).await, payload);
         assert_eq!(server.await.unwrap(), payload.len());
     });
 }
@@ -259,9 +283,7 @@ fn a_listener_on_its_loop_accepts_through_the_ring() {
                     let listener = listener.clone();
                     netloop::spawn(async move {
                         let (mut s, peer) = listener.accept().await.unwrap();
-                        let mut b = [0u8; 1];
-                        s.read_exact(&mut b).await.unwrap();
-                        s.write_all(&b).await.unwrap();
+                        echo_one_byte(&mut s).await;
                         peer
                     })
                 })
@@ -270,10 +292,7 @@ fn a_listener_on_its_loop_accepts_through_the_ring() {
             let mut clients = Vec::new();
             for i in 0..3u8 {
                 let mut c = TcpStream::connect(addr).await.unwrap();
-                c.write_all(&[i]).await.unwrap();
-                let mut b = [0u8; 1];
-                c.read_exact(&mut b).await.unwrap();
-                assert_eq!(b[0], i);
+                byte_round_trip(&mut c, i).await;
                 clients.push(c);
             }
             for a in acceptors {
@@ -639,6 +658,429 @@ fn a_dropped_stream_whose_peer_never_reads_closes_after_its_grace() {
             }
             assert!(started.elapsed() > Duration::from_secs(5), "closed before its grace");
             drop(client);
+        })
+        .await
+        .unwrap()
+    });
+}
+
+// Unix sockets, connected streams and several waiters on the ring.
+
+/// A socket path of its own for each test (removed first: a file left by an earlier
+/// run would make `bind` fail).
+fn socket_path(name: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("netloop-uring-{name}-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// A Unix listener accepted from on its own loop takes connections through the ring's
+/// multishot accept, as a TCP listener does; several tasks may await `accept` at once,
+/// each accepted stream is on the ring, and its peer's address is the one `accept`
+/// gives (an unbound client: unnamed). A dropped listener's accept is cancelled and its
+/// socket closed: a later connect is refused.
+#[test]
+fn a_unix_listener_on_its_loop_accepts_through_the_ring() {
+    use netloop::net::{UnixListener, UnixStream};
+    let Some(rt) = ring_runtime(1) else { return };
+    let path = socket_path("listener");
+    within(&rt, async move {
+        netloop::spawn(async move {
+            let listener = std::sync::Arc::new(UnixListener::bind(&path).unwrap());
+            let acceptors: Vec<_> = (0..3)
+                .map(|_| {
+                    let listener = listener.clone();
+                    netloop::spawn(async move {
+                        let (mut s, peer) = listener.accept().await.unwrap();
+                        assert!(s.is_on_ring(), "an accepted Unix stream on its loop uses the ring");
+                        echo_one_byte(&mut s).await;
+                        peer.is_unnamed()
+                    })
+                })
+                .collect();
+            netloop::task::yield_now().await;
+            let mut clients = Vec::new();
+            for i in 0..3u8 {
+                let mut c = UnixStream::connect(&path).await.unwrap();
+                byte_round_trip(&mut c, i).await;
+                clients.push(c);
+            }
+            for a in acceptors {
+                assert!(a.await.unwrap(), "an unbound client's address is unnamed");
+            }
+            assert!(listener.is_on_ring(), "accepted through the ring");
+            // An accept armed and waiting when the listener goes.
+            let waiting = {
+                let listener = listener.clone();
+                netloop::spawn(async move { listener.accept().await.map(drop) })
+            };
+            netloop::task::yield_now().await;
+            waiting.abort();
+            let _ = waiting.await;
+            drop(listener);
+            netloop::time::sleep(Duration::from_millis(50)).await;
+            let refused = UnixStream::connect(&path).await.expect_err("nothing listens any more");
+            assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+            std::fs::remove_file(&path).unwrap();
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// Streams accepted by a Unix listener on the ring: a round trip of many writes,
+/// half-close both ways (EOF after the peer's shutdown, the other direction still
+/// open), and the peer's reset reported.
+#[test]
+fn unix_streams_accepted_on_the_ring_round_trip_and_half_close() {
+    use netloop::net::{UnixListener, UnixStream};
+    let Some(rt) = ring_runtime(2) else { return };
+    let path = socket_path("echo");
+    within(&rt, async move {
+        let listener = UnixListener::bind(&path).unwrap();
+        let server = netloop::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 4096];
+            let mut total = 0;
+            loop {
+                let n = s.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                assert!(s.is_on_ring());
+                total += n;
+                s.write_all(&buf[..n]).await.unwrap();
+            }
+            // The client's write direction is shut; ours is still open.
+            s.write_all(b"bye").await.unwrap();
+            s.shutdown().await.unwrap();
+            total
+        });
+        let c = UnixStream::connect(&path).await.unwrap();
+        let payload: Vec<u8> = (0..200_000u32).map(|i| (i % 253) as u8).collect();
+        let back = send_and_read_to_end(c, &payload, 1500).await;
+        assert_eq!(&back[..payload.len()], &payload[..]);
+        assert_eq!(&back[payload.len()..], b"bye");
+        assert_eq!(server.await.unwrap(), payload.len());
+        std::fs::remove_file(&path).unwrap();
+    });
+}
+
+/// Whether the socket behind `fd` is in an epoll instance of this process (the
+/// instances' `fdinfo` lists each watched file by descriptor number and inode).
+fn watched_by_epoll(fd: &impl std::os::fd::AsRawFd) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let fd = fd.as_raw_fd();
+    let ino = std::fs::metadata(format!("/proc/self/fd/{fd}")).unwrap().ino();
+    let wanted = (fd.to_string(), format!("{ino:x}"));
+    std::fs::read_dir("/proc/self/fd").unwrap().flatten().any(|entry| {
+        let is_epoll = std::fs::read_link(entry.path()).is_ok_and(|l| l.to_string_lossy() == "anon_inode:[eventpoll]");
+        let info = is_epoll
+            .then(|| std::fs::read_to_string(format!("/proc/self/fdinfo/{}", entry.file_name().to_string_lossy())).ok())
+            .flatten()
+            .unwrap_or_default();
+        info.lines().filter(|l| l.starts_with("tfd:")).any(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            let tfd = words.get(1).copied();
+            let ino = words.iter().find_map(|w| w.strip_prefix("ino:"));
+            (tfd, ino) == (Some(wanted.0.as_str()), Some(wanted.1.as_str()))
+        })
+    })
+}
+
+/// A `TcpStream::connect` stream used on its io_uring loop's thread leaves epoll, where
+/// it waited for the handshake, and takes the completion path: not readable until the
+/// peer writes, a round trip, `peer_addr`, half-close both ways, and what it wrote just
+/// before being dropped still reaches the peer.
+#[test]
+fn connected_tcp_streams_take_the_completion_path() {
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let mut c = TcpStream::connect(addr).await.unwrap();
+            let (mut s, peer) = listener.accept().await.unwrap();
+            assert!(!watched_by_epoll(&c), "the connected stream left epoll");
+            assert_eq!(c.peer_addr().unwrap(), addr);
+            assert_eq!(c.local_addr().unwrap(), peer);
+            let mut buf = [0u8; 16];
+            assert_eq!(c.try_read(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+            assert!(c.is_on_ring(), "a connected stream on an io_uring loop uses the ring");
+            assert!(
+                netloop::time::timeout(Duration::from_millis(50), c.readable())
+                    .await
+                    .is_err(),
+                "nothing to read until the peer writes"
+            );
+            s.write_all(b"hello").await.unwrap();
+            c.readable().await.unwrap();
+            c.read_exact(&mut buf[..5]).await.unwrap();
+            assert_eq!(&buf[..5], b"hello");
+            netloop::join!(byte_round_trip(&mut s, 7), echo_one_byte(&mut c));
+            // Half-close: the peer's write direction first, ours still open.
+            s.shutdown().await.unwrap();
+            assert_eq!(
+                c.read(&mut buf).await.unwrap(),
+                0,
+                "end of stream after the peer's shutdown"
+            );
+            c.write_all(b"still open").await.unwrap();
+            // Dropped right after a write: the bytes still go out, then end of stream.
+            drop(c);
+            let mut rest = Vec::new();
+            s.read_to_end(&mut rest).await.unwrap();
+            assert_eq!(rest, b"still open");
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// A `UnixStream::connect` stream, and one of `UnixSocket::connect`, on their io_uring
+/// loop's thread: out of epoll, on the ring, a round trip and end of stream.
+#[test]
+fn connected_unix_streams_take_the_completion_path() {
+    use netloop::net::{UnixListener, UnixSocket, UnixStream};
+    let Some(rt) = ring_runtime(1) else { return };
+    let path = socket_path("connect");
+    within(&rt, async move {
+        netloop::spawn(async move {
+            let listener = UnixListener::bind(&path).unwrap();
+            let by_path = UnixStream::connect(&path).await.unwrap();
+            let by_socket = UnixSocket::new_stream().unwrap().connect(&path).await.unwrap();
+            for mut c in [by_path, by_socket] {
+                let (mut s, _) = listener.accept().await.unwrap();
+                assert!(!watched_by_epoll(&c), "the connected stream left epoll");
+                assert_eq!(c.peer_addr().unwrap().as_pathname(), Some(path.as_path()));
+                netloop::join!(byte_round_trip(&mut c, 1), echo_one_byte(&mut s));
+                assert!(
+                    c.is_on_ring(),
+                    "a connected Unix stream on an io_uring loop uses the ring"
+                );
+                drop(s);
+                let mut buf = [0u8; 4];
+                assert_eq!(c.read(&mut buf).await.unwrap(), 0);
+            }
+            std::fs::remove_file(&path).unwrap();
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// A connect's errors are tokio's on an io_uring loop: nothing listening is
+/// `ConnectionRefused` for TCP and for a Unix path.
+#[test]
+fn connect_errors_on_an_io_uring_loop() {
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let addr = {
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                l.local_addr().unwrap()
+            };
+            let e = TcpStream::connect(addr).await.expect_err("nothing listens there");
+            assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+            let path = socket_path("refused");
+            drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+            let e = netloop::net::UnixStream::connect(&path)
+                .await
+                .expect_err("nothing listens there");
+            assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+            std::fs::remove_file(&path).unwrap();
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// A stream connected off every loop (a multi-thread runtime's `block_on`) is placed at
+/// its first use: used there it is registered for readiness again and works; moved to a
+/// task first, it goes on that task's loop's ring.
+#[test]
+fn a_stream_connected_off_the_loops_is_placed_at_its_first_use() {
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = netloop::spawn(async move {
+            for _ in 0..2 {
+                let (mut s, _) = listener.accept().await.unwrap();
+                netloop::spawn(async move { echo_one_byte(&mut s).await });
+            }
+        });
+        let mut here = TcpStream::connect(addr).await.unwrap();
+        byte_round_trip(&mut here, 3).await;
+        assert!(!here.is_on_ring(), "used off every loop: readiness");
+        assert!(watched_by_epoll(&here), "registered for readiness at its first use");
+        let mut moved = TcpStream::connect(addr).await.unwrap();
+        netloop::spawn(async move {
+            byte_round_trip(&mut moved, 4).await;
+            assert!(moved.is_on_ring(), "first used on an io_uring loop's thread");
+        })
+        .await
+        .unwrap();
+        server.await.unwrap();
+    });
+}
+
+/// Several tasks awaiting `readable()`, then `writable()`, on one stream on the ring:
+/// each is woken (tokio wakes every waiter), not only the last to poll.
+#[test]
+fn every_task_awaiting_readable_or_writable_on_the_ring_is_woken() {
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let s = std::sync::Arc::new(listener.accept().await.unwrap().0);
+            let mut buf = [0u8; 8];
+            assert_eq!(s.try_read(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+            assert!(s.is_on_ring());
+            let waiters = |write: bool| -> Vec<_> {
+                (0..3)
+                    .map(|_| {
+                        let s = s.clone();
+                        netloop::spawn(async move {
+                            if write { s.writable().await } else { s.readable().await }.unwrap();
+                        })
+                    })
+                    .collect()
+            };
+            let readers = waiters(false);
+            netloop::task::yield_now().await;
+            peer.write_all(b"x").await.unwrap();
+            for r in readers {
+                netloop::time::timeout(Duration::from_secs(5), r)
+                    .await
+                    .expect("every reader woken")
+                    .unwrap();
+            }
+            assert_eq!(s.try_read(&mut buf).unwrap(), 1);
+            // The send window full (the peer reads nothing yet).
+            let chunk = vec![7u8; 16 * 1024];
+            let mut written = 0;
+            loop {
+                match s.try_write(&chunk) {
+                    Ok(n) => written += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            let writers = waiters(true);
+            netloop::task::yield_now().await;
+            let mut got = vec![0u8; written];
+            peer.read_exact(&mut got).await.unwrap();
+            for w in writers {
+                netloop::time::timeout(Duration::from_secs(5), w)
+                    .await
+                    .expect("every writer woken")
+                    .unwrap();
+            }
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// Writes on the ring keep tokio's write readiness: `writable()` stays ready until a
+/// write finds no room (a write that fills the window exactly leaves it ready), and a
+/// stream leaving the ring then (`ready`) is not taken as writable until its socket
+/// says so. `shutdown()` does not wait for a peer that reads only afterwards: the peer
+/// then gets every byte, then end of stream.
+#[test]
+fn write_readiness_and_shutdown_as_tokio_on_the_ring() {
+    use futures::FutureExt;
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (mut s, _) = listener.accept().await.unwrap();
+            let chunk = vec![5u8; 1000];
+            let mut written = 0;
+            loop {
+                assert!(
+                    s.writable().now_or_never().is_some(),
+                    "writable until a write would block ({written} bytes written)"
+                );
+                match s.try_write(&chunk) {
+                    Ok(n) => written += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            assert!(s.is_on_ring());
+            assert!(s.writable().now_or_never().is_none(), "not writable after WouldBlock");
+            netloop::time::timeout(Duration::from_secs(5), s.shutdown())
+                .await
+                .expect("shutdown does not wait for the peer to read")
+                .unwrap();
+            let mut got = Vec::new();
+            peer.read_to_end(&mut got).await.unwrap();
+            assert_eq!(got.len(), written, "every byte, then end of stream");
+
+            // A stream leaving the ring with its window full.
+            let mut peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (s, _) = listener.accept().await.unwrap();
+            let mut written = 0;
+            while let Ok(n) = s.try_write(&chunk) {
+                written += n;
+            }
+            assert!(s.is_on_ring());
+            let ready = s.ready(netloop::io::Interest::WRITABLE);
+            futures::pin_mut!(ready);
+            assert!((&mut ready).now_or_never().is_none(), "not writable after WouldBlock");
+            assert!(!s.is_on_ring(), "ready() takes the stream off the ring");
+            let mut got = vec![0u8; written];
+            peer.read_exact(&mut got).await.unwrap();
+            let ready = netloop::time::timeout(Duration::from_secs(5), ready)
+                .await
+                .expect("writable once its socket says so")
+                .unwrap();
+            assert!(ready.is_writable());
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// Streams connected from the start, `from_std` (TCP and Unix) and `UnixStream::pair`,
+/// are placed as connected ones: on their io_uring loop's thread they leave epoll and
+/// take the completion path (not readable until the peer writes), and round trip.
+#[test]
+fn from_std_and_pair_streams_take_the_completion_path() {
+    use futures::FutureExt;
+    use netloop::net::UnixStream;
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let std_client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut c = TcpStream::from_std(std_client).unwrap();
+            assert!(!watched_by_epoll(&c), "a from_std stream left epoll");
+            assert!(c.readable().now_or_never().is_none(), "nothing to read yet");
+            assert!(
+                c.is_on_ring(),
+                "a from_std TCP stream on an io_uring loop uses the ring"
+            );
+            netloop::join!(byte_round_trip(&mut c, 8), echo_one_byte(&mut s));
+
+            let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+            let (mut a, mut b) = (UnixStream::from_std(a).unwrap(), UnixStream::from_std(b).unwrap());
+            netloop::join!(byte_round_trip(&mut a, 9), echo_one_byte(&mut b));
+            assert!(a.is_on_ring() && b.is_on_ring(), "from_std Unix streams use the ring");
+
+            let (mut a, mut b) = UnixStream::pair().unwrap();
+            assert!(!watched_by_epoll(&a) && !watched_by_epoll(&b), "a pair leaves epoll");
+            assert!(a.readable().now_or_never().is_none(), "nothing to read yet");
+            netloop::join!(byte_round_trip(&mut a, 10), echo_one_byte(&mut b));
+            assert!(a.is_on_ring() && b.is_on_ring(), "a pair uses the ring");
+            drop(b);
+            let mut buf = [0u8; 1];
+            assert_eq!(a.read(&mut buf).await.unwrap(), 0);
         })
         .await
         .unwrap()

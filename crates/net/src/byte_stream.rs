@@ -27,9 +27,18 @@ macro_rules! byte_stream_methods {
             }
         }
 
+        /// The stream once its connect has completed (or made connected: `from_std`, a
+        /// pair): on a loop that runs on io_uring it leaves epoll and goes on the ring at
+        /// its next use on such a loop, as an accepted stream does.
+        pub(crate) fn connected(self) -> std::io::Result<Self> {
+            Ok(Self {
+                io: self.io.connected()?,
+            })
+        }
+
         /// netloop: true while the stream reads and writes through its loop's io_uring
-        /// ring (an accepted stream first used on a loop that runs on io_uring); false
-        /// on readiness (epoll). See `docs/io-uring.md`.
+        /// ring (an accepted or connected stream first used on a loop that runs on
+        /// io_uring); false on readiness (epoll). See `docs/io-uring.md`.
         pub fn is_on_ring(&self) -> bool {
             self.io.is_on_ring()
         }
@@ -109,12 +118,13 @@ macro_rules! byte_stream_methods {
             self.io.poll_flush(cx)
         }
 
-        /// Shuts the write direction (on io_uring, after the bytes already accepted).
+        /// Shuts the write direction (on io_uring, once the bytes already accepted are
+        /// sent; it does not wait for that).
         pub(crate) fn poll_shutdown_priv(
             &self,
-            cx: &mut std::task::Context<'_>,
+            _cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<std::io::Result<()>> {
-            self.io.poll_shutdown(cx, |s| Self::shutdown_source(s))
+            std::task::Poll::Ready(self.io.shutdown(|s| Self::shutdown_source(s)))
         }
 
         pub(crate) fn shutdown_write(&self) -> std::io::Result<()> {

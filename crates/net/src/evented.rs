@@ -30,22 +30,15 @@ macro_rules! readiness_methods {
         readiness_methods!(@common);
 
         /// Waits until the socket is readable (may be spurious: a `try_` read may still
-        /// say `WouldBlock`).
+        /// say `WouldBlock`). Several tasks may wait at once; each is woken.
         pub async fn readable(&self) -> std::io::Result<()> {
-            if self.io.is_on_ring() {
-                std::future::poll_fn(|cx| self.io.poll_read_ready(cx)).await
-            } else {
-                $crate::registration::ready_for(self.io.evented(), netloop_reactor::io::Direction::Read).await
-            }
+            std::future::poll_fn(|cx| self.io.poll_ready_shared(cx, netloop_reactor::io::Direction::Read)).await
         }
 
-        /// Waits until the socket is writable (may be spurious).
+        /// Waits until the socket is writable (may be spurious). Several tasks may wait
+        /// at once; each is woken.
         pub async fn writable(&self) -> std::io::Result<()> {
-            if self.io.is_on_ring() {
-                std::future::poll_fn(|cx| self.io.poll_write_ready(cx)).await
-            } else {
-                $crate::registration::ready_for(self.io.evented(), netloop_reactor::io::Direction::Write).await
-            }
+            std::future::poll_fn(|cx| self.io.poll_ready_shared(cx, netloop_reactor::io::Direction::Write)).await
         }
     };
     (@common) => {
@@ -81,8 +74,10 @@ macro_rules! readiness_methods {
 /// Registering a `$Mio` socket as a `$Socket` (`new`, with `$interest`), the
 /// conversions from and to the standard library's `$Std` (`from_std`, `into_std`,
 /// `TryFrom`), and the traits that show the socket (`Debug`, `AsRawFd`, `AsFd`).
+/// `placed by $placed`: `from_std` hands the registered socket to `$placed` (a byte
+/// stream's `connected`, which puts it on its loop's ring where that runs io_uring).
 macro_rules! evented_socket {
-    ($Socket:ident, $Std:ty, $Mio:ty, $interest:expr) => {
+    ($Socket:ident, $Std:ty, $Mio:ty, $interest:expr $(, placed by $placed:ident)?) => {
         impl $Socket {
             /// Registers `socket` with this thread's loop, else the runtime's next.
             #[track_caller]
@@ -95,6 +90,14 @@ macro_rules! evented_socket {
 
             /// Wraps a standard-library socket, setting it non-blocking, registered with
             /// this thread's loop (or the runtime's next).
+            $(
+            #[doc = concat!(
+                "\n\nnetloop: on a loop that runs on io_uring the stream is placed as a ",
+                stringify!($placed),
+                " one is: on the ring at its first use on such a loop's thread \
+                 (see `docs/io-uring.md`)."
+            )]
+            )?
             ///
             /// # Panics
             ///
@@ -103,7 +106,9 @@ macro_rules! evented_socket {
             #[track_caller]
             pub fn from_std(socket: $Std) -> std::io::Result<$Socket> {
                 socket.set_nonblocking(true)?;
-                $Socket::new(<$Mio>::from_std(socket))
+                let socket = $Socket::new(<$Mio>::from_std(socket))?;
+                $(let socket = socket.$placed()?;)?
+                Ok(socket)
             }
 
             /// Deregisters the socket and returns it as the standard library's (still

@@ -40,7 +40,13 @@ pub(super) fn ensure_driver(handle: &Handle) -> io::Result<()> {
 }
 
 async fn drive(receiver: std::os::unix::net::UnixStream) {
-    let receiver = match UnixStream::from_std(receiver) {
+    // On readiness, whatever the loop's driver (not `from_std`, which would put it on
+    // an io_uring loop's ring): the self-pipe is the process's, shared by every
+    // runtime's driver, which only waits for it to be readable and drains it.
+    let receiver = match receiver
+        .set_nonblocking(true)
+        .and_then(|()| UnixStream::new(mio::net::UnixStream::from_std(receiver)))
+    {
         Ok(receiver) => receiver,
         Err(e) => {
             tracing::error!(target: "netloop::signal", "signal driver cannot register the self-pipe: {e}");

@@ -4,7 +4,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::task::{Context, Poll, ready};
 
-use netloop_reactor::io::{Direction, ListenerIo};
+use netloop_reactor::io::ListenerIo;
 
 use super::TcpStream;
 use crate::addr::{ToSocketAddrs, try_each_addr};
@@ -95,31 +95,22 @@ impl TcpListener {
     /// Accepts without registering the new socket (the acceptor registers it on the
     /// loop that will own it).
     pub(crate) fn poll_accept_raw(&self, cx: &mut Context<'_>) -> Poll<io::Result<(mio::net::TcpStream, SocketAddr)>> {
-        if let Some(polled) = self.poll_accept_ring(cx) {
-            return polled;
-        }
-        self.io.evented().poll_read_io(cx, |l| l.accept())
+        self.io
+            .poll_accept(cx, false, |fd| self.ring_accepted(fd), |l| l.accept())
     }
 
     /// An accept that several tasks may await at once.
     fn poll_accept_shared(&self, cx: &mut Context<'_>) -> Poll<io::Result<(mio::net::TcpStream, SocketAddr)>> {
-        if let Some(polled) = self.poll_accept_ring(cx) {
-            return polled;
-        }
-        self.io.evented().poll_io_shared(cx, Direction::Read, |l| l.accept())
+        self.io
+            .poll_accept(cx, true, |fd| self.ring_accepted(fd), |l| l.accept())
     }
 
-    /// The ring's multishot accept, on a loop that runs on io_uring (`None` on
-    /// readiness). The kernel's multishot accept gives no address: it is asked of the
-    /// socket. A connection the peer already reset has none any more; it is still
-    /// returned (as `accept4` returns it, and its first read reports the reset), with
-    /// the unspecified address of the listener's family and port 0.
-    fn poll_accept_ring(&self, cx: &mut Context<'_>) -> Option<Poll<io::Result<(mio::net::TcpStream, SocketAddr)>>> {
-        let fd = match self.io.poll_accept_ring(cx)? {
-            Poll::Ready(Ok(fd)) => fd,
-            Poll::Ready(Err(e)) => return Some(Poll::Ready(Err(e))),
-            Poll::Pending => return Some(Poll::Pending),
-        };
+    /// A connection of the ring's multishot accept, on a loop that runs on io_uring.
+    /// The kernel's multishot accept gives no address: it is asked of the socket. A
+    /// connection the peer already reset has none any more; it is still returned (as
+    /// `accept4` returns it, and its first read reports the reset), with the
+    /// unspecified address of the listener's family and port 0.
+    fn ring_accepted(&self, fd: std::os::fd::OwnedFd) -> io::Result<(mio::net::TcpStream, SocketAddr)> {
         let stream = std::net::TcpStream::from(fd);
         let addr = stream.peer_addr().unwrap_or_else(|_| {
             let ip: std::net::IpAddr = match self.io.get_ref().local_addr() {
@@ -128,7 +119,7 @@ impl TcpListener {
             };
             SocketAddr::new(ip, 0)
         });
-        Some(Poll::Ready(Ok((mio::net::TcpStream::from_std(stream), addr))))
+        Ok((mio::net::TcpStream::from_std(stream), addr))
     }
 
     /// netloop: true once the listener accepts through its loop's io_uring ring (a

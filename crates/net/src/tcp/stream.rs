@@ -69,7 +69,7 @@ impl TcpStream {
             return Err(e);
         }
         match stream.io.get_ref().peer_addr() {
-            Ok(_) => Ok(stream),
+            Ok(_) => stream.connected(),
             // Not connected yet or refused: the socket error says which.
             Err(e) if e.kind() == io::ErrorKind::NotConnected => Err(stream.io.get_ref().take_error()?.unwrap_or(e)),
             Err(e) => Err(e),
@@ -168,7 +168,8 @@ evented_socket!(
     TcpStream,
     std::net::TcpStream,
     mio::net::TcpStream,
-    mio::Interest::READABLE | mio::Interest::WRITABLE
+    mio::Interest::READABLE | mio::Interest::WRITABLE,
+    placed by connected
 );
 
 byte_stream_traits!(TcpStream);

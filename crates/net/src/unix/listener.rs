@@ -1,13 +1,13 @@
 //! `UnixListener`.
 
 use std::io;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::task::{Context, Poll, ready};
 
-use netloop_reactor::io::{Direction, PollEvented};
+use netloop_reactor::io::ListenerIo;
 
 use super::{SocketAddr, UnixStream};
-use crate::registration::io_shared;
 
 /// A Unix domain socket server, listening for connections (tokio's
 /// `net::UnixListener`). Accepted connections spread over the runtime's loops as TCP
@@ -40,7 +40,7 @@ use crate::registration::io_shared;
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct UnixListener {
-    io: PollEvented<mio::net::UnixListener>,
+    io: ListenerIo<mio::net::UnixListener>,
 }
 
 impl UnixListener {
@@ -79,14 +79,31 @@ impl UnixListener {
     /// Accepts a connection. Several tasks may await `accept` at once: each connection
     /// goes to one of them.
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
-        let (stream, addr) = io_shared(&self.io, Direction::Read, |l| l.accept()).await?;
+        let (stream, addr) = std::future::poll_fn(|cx| self.poll_accept_raw(cx, true)).await?;
         Ok(self.accepted(stream, addr))
     }
 
     /// Polls to accept a connection (only the last task to poll is woken).
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
-        let (stream, addr) = ready!(self.io.poll_read_io(cx, |l| l.accept()))?;
+        let (stream, addr) = ready!(self.poll_accept_raw(cx, false))?;
         Poll::Ready(Ok(self.accepted(stream, addr)))
+    }
+
+    /// One accept, through the ring's multishot accept on a loop that runs on io_uring,
+    /// else by readiness (`shared`: several tasks may await it).
+    fn poll_accept_raw(
+        &self,
+        cx: &mut Context<'_>,
+        shared: bool,
+    ) -> Poll<io::Result<(mio::net::UnixStream, std::os::unix::net::SocketAddr)>> {
+        self.io.poll_accept(cx, shared, ring_accepted, |l| l.accept())
+    }
+
+    /// netloop: true once the listener accepts through its loop's io_uring ring (a
+    /// multishot accept, armed by an accept on the listener's own loop). See
+    /// `docs/io-uring.md`.
+    pub fn is_on_ring(&self) -> bool {
+        self.io.is_on_ring()
     }
 
     /// An accepted socket as a deferred stream, and the hand-off of the accepting
@@ -99,6 +116,21 @@ impl UnixListener {
         netloop_scheduler::placement::connection_accepted();
         (UnixStream::new_deferred(stream, fallback), SocketAddr(addr))
     }
+}
+
+/// A connection of the ring's multishot accept, which gives no address: the peer's is
+/// asked of the socket (a peer that connected from an unbound socket has the unnamed
+/// address, as `accept` reports it).
+fn ring_accepted(fd: OwnedFd) -> io::Result<(mio::net::UnixStream, std::os::unix::net::SocketAddr)> {
+    let stream = std::os::unix::net::UnixStream::from(fd);
+    // Linux keeps an accepted socket's peer for the socket's life, so this fails only
+    // on a system that does not: the connection is then returned as from an unbound
+    // peer (an empty path makes the unnamed address).
+    let addr = match stream.peer_addr() {
+        Ok(addr) => addr,
+        Err(_) => std::os::unix::net::SocketAddr::from_pathname("")?,
+    };
+    Ok((mio::net::UnixStream::from_std(stream), addr))
 }
 
 evented_socket!(

@@ -100,7 +100,10 @@ impl UnixSocket {
             return Err(io::Error::other("connect cannot be called on a datagram socket"));
         }
         start_connect(&self.inner, &socket2::SockAddr::unix(path)?)?;
-        UnixStream::from_std(OwnedFd::from(self.inner).into())?
+        // Registered as it is (not `from_std`, which places a connected stream): the
+        // connect may still be under way.
+        let socket = std::os::unix::net::UnixStream::from(OwnedFd::from(self.inner));
+        UnixStream::new(mio::net::UnixStream::from_std(socket))?
             .finish_connect()
             .await
     }

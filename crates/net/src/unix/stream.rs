@@ -62,7 +62,7 @@ impl UnixStream {
         poll_fn(|cx| self.io.poll_write_ready(cx)).await?;
         match self.io.get_ref().take_error()? {
             Some(e) => Err(e),
-            None => Ok(self),
+            None => self.connected(),
         }
     }
 
@@ -79,7 +79,9 @@ impl UnixStream {
         for end in [&a, &b] {
             end.io.evented().registration()?.assume_ready(Ready::WRITABLE);
         }
-        Ok((a, b))
+        // Connected from the start: placed as a connected stream is (on an io_uring
+        // loop's ring at its first use there).
+        Ok((a.connected()?, b.connected()?))
     }
 
     /// The local address.
@@ -105,7 +107,8 @@ evented_socket!(
     UnixStream,
     std::os::unix::net::UnixStream,
     mio::net::UnixStream,
-    mio::Interest::READABLE | mio::Interest::WRITABLE
+    mio::Interest::READABLE | mio::Interest::WRITABLE,
+    placed by connected
 );
 
 byte_stream_traits!(UnixStream);

@@ -1,5 +1,5 @@
-//! `ListenerIo`: a listener's accepts, by readiness or by a multishot accept on its
-//! loop's ring.
+//! `ListenerIo`: a listener's accepts (TCP, Unix), by readiness or by a multishot
+//! accept on its loop's ring.
 //!
 //! On a loop that runs on io_uring, a listener first accepted from on its own loop's
 //! thread arms one multishot accept: the kernel accepts each connection as it comes
@@ -19,6 +19,7 @@ use io_uring::{opcode, types};
 use mio::event::Source;
 
 use super::poll_evented::PollEvented;
+use super::ready::Direction;
 use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind};
 use crate::context;
 use crate::handle::EventLoopHandle;
@@ -96,6 +97,28 @@ impl<S: Source + AsRawFd> ListenerIo<S> {
     /// on readiness, or polled off its loop's thread with no accept armed).
     pub fn poll_accept_ring(&self, cx: &mut Context<'_>) -> Option<Poll<io::Result<OwnedFd>>> {
         self.acceptor()?.poll_accept(cx)
+    }
+
+    /// Polls for one accepted connection, whichever way the listener accepts: the
+    /// ring's multishot accept (its descriptor made a `T` by `from_ring`, whose error is
+    /// the accept's), else `accept` run on the socket when it is readable. `shared`:
+    /// several tasks may await the accept at once (each connection goes to one of
+    /// them); otherwise only the last task to poll is woken.
+    pub fn poll_accept<T>(
+        &self,
+        cx: &mut Context<'_>,
+        shared: bool,
+        from_ring: impl FnOnce(OwnedFd) -> io::Result<T>,
+        accept: impl FnMut(&S) -> io::Result<T>,
+    ) -> Poll<io::Result<T>> {
+        if let Some(polled) = self.poll_accept_ring(cx) {
+            return polled.map(|accepted| accepted.and_then(from_ring));
+        }
+        if shared {
+            self.evented.poll_io_shared(cx, Direction::Read, accept)
+        } else {
+            self.evented.poll_read_io(cx, accept)
+        }
     }
 
     /// Leaves the loop and returns the socket (`into_std`); a ring accept is cancelled

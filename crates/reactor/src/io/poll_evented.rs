@@ -2,6 +2,8 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::AtomicU8;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, ready};
 
@@ -277,8 +279,9 @@ struct Deferred {
     interest: Interest,
     /// The loop used if the first use is on a thread that drives none.
     fallback: EventLoopHandle,
-    /// Readiness assumed once registered (see [`Registration::assume_ready`]).
-    assumed: Ready,
+    /// Readiness assumed once registered (see [`Registration::assume_ready`]): a
+    /// `Ready`'s bits, changed only before the registration (under `registering`).
+    assumed: AtomicU8,
     /// Held while registering: racing first uses register the source once.
     registering: Mutex<()>,
 }
@@ -336,7 +339,7 @@ impl<S: Source> PollEvented<S> {
                 fd: source.as_raw_fd(),
                 interest,
                 fallback,
-                assumed: Ready::EMPTY,
+                assumed: AtomicU8::new(Ready::EMPTY.bits()),
                 registering: Mutex::new(()),
             }),
             source: Some(source),
@@ -350,7 +353,7 @@ impl<S: Source> PollEvented<S> {
     pub fn assuming_ready(mut self, ready: Ready) -> Self {
         match (&mut self.deferred, self.registration.get()) {
             (_, Some(registration)) => registration.assume_ready(ready),
-            (Some(deferred), None) => deferred.assumed = ready,
+            (Some(deferred), None) => *deferred.assumed.get_mut() = ready.bits(),
             (None, None) => unreachable!("a PollEvented is registered at construction unless deferred"),
         }
         self
@@ -400,11 +403,11 @@ impl<S: Source> PollEvented<S> {
         let registration = match Registration::new(&handle, &mut SourceFd(&deferred.fd), deferred.interest) {
             Ok(registration) => registration,
             Err(e) if fallback_gone && crate::error::is_loop_shut_down(&e) => {
-                Registration::shut_down(&handle, deferred.assumed)
+                Registration::shut_down(&handle, Ready::from_bits(deferred.assumed.load(Relaxed)))
             }
             Err(e) => return Err(e),
         };
-        registration.assume_ready(deferred.assumed);
+        registration.assume_ready(Ready::from_bits(deferred.assumed.load(Relaxed)));
         Ok(self.registration.get_or_init(|| registration))
     }
 
@@ -425,6 +428,24 @@ impl<S: Source> PollEvented<S> {
     /// for a source registered at construction.
     pub(crate) fn deferred_fallback(&self) -> Option<&EventLoopHandle> {
         self.deferred.as_ref().map(|d| &d.fallback)
+    }
+
+    /// The readiness a deferred source is taken to have once registered (empty for a
+    /// source registered at construction).
+    pub(crate) fn deferred_assumed(&self) -> Ready {
+        self.deferred
+            .as_ref()
+            .map_or(Ready::EMPTY, |d| Ready::from_bits(d.assumed.load(Relaxed)))
+    }
+
+    /// Changes the readiness a deferred source is taken to have once registered; no
+    /// effect once it is registered (its events say what is ready from then on).
+    pub(crate) fn set_deferred_assumed(&self, ready: Ready) {
+        let Some(deferred) = &self.deferred else { return };
+        let _registering = lock(&deferred.registering);
+        if self.registration.get().is_none() {
+            deferred.assumed.store(ready.bits(), Relaxed);
+        }
     }
 
     /// The loop this source is registered with; `None` while a deferred source has

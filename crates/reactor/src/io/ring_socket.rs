@@ -9,9 +9,14 @@
 //!
 //!             writer task                          loop (completion of the send)
 //!  poll_write: room in `pending`? copy in; no   ─▶ all sent: next `pending` goes out,
-//!             send in flight? queue one             or the writer, flush and shutdown
-//!             : wait for room                       go on; short: the rest goes out
+//!             send in flight? queue one             or the writer and flush go on and
+//!             : wait for room                       a requested shutdown is made;
+//!                                                   short: the rest goes out
 //! ```
+//!
+//! Readiness is tokio's: readable until a read finds nothing, writable until a write
+//! finds the window full. Each direction wakes the last task to poll it and every task
+//! awaiting `readable`/`writable` ([`Waiters`]).
 //!
 //! Invariants:
 //! - The socket owns its own descriptor (`fd`, a duplicate of the stream's): every
@@ -66,8 +71,8 @@ struct Chunk {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Readable as tokio counts it: set by arriving bytes (and at first, an accepted
-    /// socket being assumed readable), cleared only when a read finds nothing.
+    /// Readable as tokio counts it: set by arriving bytes (and at first, for an
+    /// accepted socket, assumed readable), cleared only when a read finds nothing.
     readable: bool,
     chunks: VecDeque<Chunk>,
     /// The receive (or readiness poll) in flight: its op key.
@@ -78,7 +83,10 @@ struct State {
     eof: bool,
     /// A receive error for the next read (then end of stream).
     read_error: Option<i32>,
-    reader: Option<Waker>,
+    reader: Waiters,
+    /// Writable as tokio counts it: cleared only when a write finds the send window
+    /// full, set again when a send makes room (or fails).
+    writable: bool,
     /// Accepted, not yet handed to a send.
     pending: Vec<u8>,
     /// A send is in flight or queued for submission.
@@ -87,7 +95,7 @@ struct State {
     send: Option<usize>,
     /// The last send failed: the next write, flush or shutdown reports it.
     write_error: Option<i32>,
-    writer: Option<Waker>,
+    writer: Waiters,
     /// `shutdown(SHUT_WR)` once everything accepted has been sent.
     shutdown_requested: bool,
     shutdown_done: bool,
@@ -133,15 +141,79 @@ fn loop_gone_error() -> io::Error {
 }
 
 /// Wakes after the locks are released.
-fn wake_all(wakers: impl IntoIterator<Item = Option<Waker>>) {
+fn wake_all(wakers: impl IntoIterator<Item = Waiters>) {
     wakers.into_iter().flatten().for_each(Waker::wake);
 }
 
+/// The tasks waiting on one direction of a socket: the last task to poll through a
+/// `poll_*` method (only its waker is kept, as tokio keeps one per direction), and every
+/// task awaiting `readable`/`writable` (each is woken, as tokio wakes every waiter).
+/// Taken whole when the direction may have changed; an empty one holds no allocation.
+#[derive(Debug, Default)]
+#[must_use]
+struct Waiters {
+    last: Option<Waker>,
+    all: Vec<Waker>,
+}
+
+impl Waiters {
+    /// Keeps `waker` as the last poller's, in place of the one before.
+    fn set_last(&mut self, waker: &Waker) {
+        match &mut self.last {
+            Some(w) if w.will_wake(waker) => {}
+            slot => *slot = Some(waker.clone()),
+        }
+    }
+
+    /// Adds `waker` to those that all wake (once, however often its task polls).
+    fn add(&mut self, waker: &Waker) {
+        if !self.all.iter().any(|w| w.will_wake(waker)) {
+            self.all.push(waker.clone());
+        }
+    }
+
+    /// Keeps `cx`'s waker, as the last poller's or (`shared`) beside the others.
+    fn wait(&mut self, cx: &Context<'_>, shared: bool) {
+        if shared {
+            self.add(cx.waker())
+        } else {
+            self.set_last(cx.waker())
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.last.is_none() && self.all.is_empty()
+    }
+
+    /// Every waiter, to wake once the lock is released.
+    fn take(&mut self) -> Waiters {
+        std::mem::take(self)
+    }
+
+    /// These waiters and `other`'s.
+    fn and(mut self, other: Waiters) -> Waiters {
+        if self.is_empty() {
+            return other;
+        }
+        self.all.extend(other);
+        self
+    }
+}
+
+impl IntoIterator for Waiters {
+    type Item = Waker;
+    type IntoIter = std::iter::Chain<std::option::IntoIter<Waker>, std::vec::IntoIter<Waker>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.last.into_iter().chain(self.all)
+    }
+}
+
 impl RingSocket {
-    /// A socket of `core`'s loop over a duplicate of `fd`; `None` if the loop has no
-    /// ring or no descriptor is left for the duplicate (the stream then stays on
-    /// readiness).
-    pub(crate) fn new(core: &Core, fd: RawFd) -> Option<Arc<RingSocket>> {
+    /// A socket of `core`'s loop over a duplicate of `fd`, taken as `readable` until a
+    /// read finds nothing; `None` if the loop has no ring or no descriptor is left for
+    /// the duplicate (the stream then stays on readiness).
+    pub(crate) fn new(core: &Core, fd: RawFd, readable: bool) -> Option<Arc<RingSocket>> {
         let pool = core.ring.borrow().as_ref()?.pool().clone();
         // SAFETY: F_DUPFD_CLOEXEC on the stream's open descriptor; the result is checked.
         let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
@@ -155,7 +227,8 @@ impl RingSocket {
             shared: core.shared.clone(),
             pool,
             state: Mutex::new(State {
-                readable: true,
+                readable,
+                writable: true,
                 ..State::default()
             }),
         }))
@@ -234,14 +307,8 @@ impl RingSocket {
     }
 
     /// Submits the multishot receive (`poll_only`: a one-shot readiness poll, for a
-    /// loop out of buffers). Returns a waker to wake if the loop is gone.
-    #[must_use]
-    fn submit_recv(
-        self: &Arc<Self>,
-        state: &mut State,
-        driver: Option<&mut RingDriver>,
-        poll_only: bool,
-    ) -> Option<Waker> {
+    /// loop out of buffers). Returns the readers to wake if the loop is gone.
+    fn submit_recv(self: &Arc<Self>, state: &mut State, driver: Option<&mut RingDriver>, poll_only: bool) -> Waiters {
         let Some(driver) = driver else {
             state.loop_gone = true;
             return state.reader.take();
@@ -261,7 +328,7 @@ impl RingSocket {
             Ok(key) => {
                 state.recv = Some(key);
                 state.throttled = false;
-                None
+                Waiters::default()
             }
             Err(_) => {
                 state.loop_gone = true;
@@ -309,10 +376,7 @@ impl RingSocket {
             }
             state.readable = false;
             if let Some(cx) = cx {
-                match &mut state.reader {
-                    Some(w) if w.will_wake(cx.waker()) => {}
-                    slot => *slot = Some(cx.waker().clone()),
-                }
+                state.reader.set_last(cx.waker());
             }
             let arm = state.recv.is_none() && !state.detached;
             drop(state);
@@ -381,7 +445,7 @@ impl RingSocket {
                 && let Some(cx) = cx
             {
                 // A cancelled receive's last completions may still bring bytes.
-                state.reader = Some(cx.waker().clone());
+                state.reader.set_last(cx.waker());
             }
             return None;
         }
@@ -409,8 +473,10 @@ impl RingSocket {
         !state.chunks.is_empty() || state.eof || state.read_error.is_some()
     }
 
-    /// Ready when a read would not wait (data, end of stream or an error).
-    pub(crate) fn poll_read_ready(self: &Arc<Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    /// Ready when a read would not wait (data, end of stream or an error). `shared`:
+    /// `cx`'s task is woken with every other task waiting so (`readable`); otherwise
+    /// only the last task to poll is (`poll_read_ready`).
+    pub(crate) fn poll_read_ready(self: &Arc<Self>, cx: &mut Context<'_>, shared: bool) -> Poll<io::Result<()>> {
         let mut state = lock(&self.state);
         if state.read_would_not_wait() {
             return Poll::Ready(Ok(()));
@@ -418,7 +484,7 @@ impl RingSocket {
         if state.loop_gone {
             return Poll::Ready(Err(loop_gone_error()));
         }
-        state.reader = Some(cx.waker().clone());
+        state.reader.wait(cx, shared);
         let arm = state.recv.is_none();
         drop(state);
         if arm {
@@ -430,11 +496,29 @@ impl RingSocket {
     // ---- writing -------------------------------------------------------------------
 
     /// Accepts bytes of `bufs` into the send window: `Ready(n)`, or `Pending` (the
-    /// writer's waker kept) while the window is full; with no bytes, `Ready(0)` only
-    /// if there is room (the write readiness). Reports a failed earlier send.
+    /// writer's waker kept, as the last poller's) while the window is full. Reports a
+    /// failed earlier send.
     pub(crate) fn poll_write<B: std::ops::Deref<Target = [u8]>>(
         self: &Arc<Self>,
         cx: Option<&mut Context<'_>>,
+        bufs: &[B],
+    ) -> Poll<io::Result<usize>> {
+        self.write_into(cx.map(|cx| (&*cx, false)), bufs)
+    }
+
+    /// The write readiness: ready when the send window has room (or a failed earlier
+    /// send is to be reported). `shared`: `cx`'s task is woken with every other task
+    /// waiting so (`writable`); otherwise only the last task to poll is.
+    pub(crate) fn poll_write_ready(self: &Arc<Self>, cx: &mut Context<'_>, shared: bool) -> Poll<io::Result<()>> {
+        self.write_into::<&[u8]>(Some((cx, shared)), &[]).map_ok(drop)
+    }
+
+    /// [`poll_write`](Self::poll_write), keeping `waiter`'s waker (shared or not) while
+    /// the window is full. With no bytes, the write readiness: `Ready(0)` while the
+    /// socket is writable as tokio counts it (until a write finds the window full).
+    fn write_into<B: std::ops::Deref<Target = [u8]>>(
+        self: &Arc<Self>,
+        waiter: Option<(&Context<'_>, bool)>,
         bufs: &[B],
     ) -> Poll<io::Result<usize>> {
         let mut state = lock(&self.state);
@@ -448,13 +532,17 @@ impl RingSocket {
             return Poll::Ready(Err(loop_gone_error()));
         }
         let room = SEND_WINDOW.saturating_sub(state.pending.len());
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
         if room == 0 {
-            if let Some(cx) = cx {
-                state.writer = Some(cx.waker().clone());
+            if total == 0 && state.writable {
+                return Poll::Ready(Ok(0));
+            }
+            state.writable = false;
+            if let Some((cx, shared)) = waiter {
+                state.writer.wait(cx, shared);
             }
             return Poll::Pending;
         }
-        let total: usize = bufs.iter().map(|b| b.len()).sum();
         if total == 0 {
             return Poll::Ready(Ok(0));
         }
@@ -493,8 +581,7 @@ impl RingSocket {
         });
     }
 
-    #[must_use]
-    fn submit_send(self: &Arc<Self>, state: &mut State, driver: Option<&mut RingDriver>) -> Option<Waker> {
+    fn submit_send(self: &Arc<Self>, state: &mut State, driver: Option<&mut RingDriver>) -> Waiters {
         if state.pending.is_empty() {
             state.sending = false;
             return state.writer.take();
@@ -509,14 +596,13 @@ impl RingSocket {
     }
 
     /// Sends `buf[offset..]`; the buffer goes with the operation.
-    #[must_use]
     fn submit_send_buf(
         self: &Arc<Self>,
         state: &mut State,
         driver: &mut RingDriver,
         mut buf: Vec<u8>,
         offset: usize,
-    ) -> Option<Waker> {
+    ) -> Waiters {
         // The sent prefix goes first, so that the operation's bytes are the whole vector.
         buf.drain(..offset);
         let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
@@ -529,7 +615,7 @@ impl RingSocket {
         match unsafe { driver.submit(self.clone(), OpKind::Send, entry, Some(buf)) } {
             Ok(key) => {
                 state.send = Some(key);
-                None
+                Waiters::default()
             }
             Err(_) => {
                 state.loop_gone = true;
@@ -539,15 +625,15 @@ impl RingSocket {
     }
 
     /// Every send fails from now on (`errno`, or the loop's shutdown); the writer's
-    /// waker is returned to wake.
-    #[must_use]
-    fn fail_sends(&self, state: &mut State, errno: Option<i32>) -> Option<Waker> {
+    /// waiters are returned to wake.
+    fn fail_sends(&self, state: &mut State, errno: Option<i32>) -> Waiters {
         if let Some(e) = errno {
             state.write_error = Some(e);
         }
         state.pending.clear();
         state.sending = false;
         state.send = None;
+        state.writable = true;
         state.writer.take()
     }
 
@@ -564,7 +650,7 @@ impl RingSocket {
         if state.loop_gone {
             return Poll::Ready(Err(loop_gone_error()));
         }
-        state.writer = Some(cx.waker().clone());
+        state.writer.set_last(cx.waker());
         Poll::Pending
     }
 
@@ -584,11 +670,25 @@ impl RingSocket {
         shutdown_fd(self.fd())
     }
 
-    /// `poll_shutdown`: waits for the unsent bytes, then shuts the write direction.
-    pub(crate) fn poll_shutdown(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        std::task::ready!(self.poll_flush(cx))?;
-        self.shutdown_write()?;
-        Poll::Ready(Ok(()))
+    /// `shutdown`: reports a failed send, then shuts the write direction now if
+    /// nothing accepted is unsent, else as soon as it is sent (the FIN after the bytes,
+    /// as the kernel sends its own buffered bytes first). It does not wait for the peer
+    /// to take the bytes, as tokio's does not: a peer that reads only after our
+    /// shutdown returns must not hold it. On the loop's thread the completions already
+    /// posted are taken in first, so that a short write's stream is shut at once (the
+    /// thread may block right after).
+    pub(crate) fn shutdown(self: &Arc<Self>) -> io::Result<()> {
+        let mut state = lock(&self.state);
+        if let Some(errno) = state.write_error.take() {
+            return Err(io::Error::from_raw_os_error(errno));
+        }
+        state.shutdown_requested = true;
+        let sending = state.sending;
+        drop(state);
+        if sending {
+            self.reap_now(|_| {});
+        }
+        self.shutdown_write()
     }
 
     /// The stream is dropping: the receive is cancelled (its buffers come back); what
@@ -623,15 +723,33 @@ impl RingSocket {
     /// loop's thread the cancel is only queued.
     pub(crate) fn detach(self: &Arc<Self>) {
         lock(&self.state).detached = true;
-        let done = context::with_own_core(&self.shared, |core| {
+        let done = self.reap_now(|driver| {
+            if let Some(key) = lock(&self.state).recv {
+                let _ = driver.ring.cancel_now(key as u64);
+            }
+        });
+        if !done {
+            self.with_driver(|this, driver| {
+                if let (Some(key), Some(driver)) = (lock(&this.state).recv, driver) {
+                    driver.cancel(key);
+                }
+            });
+        }
+    }
+}
+
+impl RingSocket {
+    /// On the loop's thread, with its driver free: the queued operations go to the
+    /// kernel, `then` runs with the driver, and the completions already posted are
+    /// taken in (their wakers woken). False, with nothing done, anywhere else.
+    fn reap_now(&self, then: impl FnOnce(&mut RingDriver)) -> bool {
+        context::with_own_core(&self.shared, |core| {
             let Ok(mut ring) = core.ring.try_borrow_mut() else {
                 return false;
             };
             let Some(driver) = ring.as_mut() else { return false };
             let _ = driver.ring.enter(Some(Duration::ZERO));
-            if let Some(key) = lock(&self.state).recv {
-                let _ = driver.ring.cancel_now(key as u64);
-            }
+            then(driver);
             let mut out = std::mem::take(&mut driver.completions);
             driver.ring.take_completions(&mut out);
             driver.completions = out;
@@ -641,14 +759,22 @@ impl RingSocket {
             drop(ring);
             wakers.into_iter().for_each(Waker::wake);
             true
-        });
-        if done != Some(true) {
-            self.with_driver(|this, driver| {
-                if let (Some(key), Some(driver)) = (lock(&this.state).recv, driver) {
-                    driver.cancel(key);
-                }
-            });
+        }) == Some(true)
+    }
+
+    /// The readiness a stream leaving the ring starts from on readiness: what tokio
+    /// would count as ready now (readable until a read found nothing, writable until a
+    /// write found the window full).
+    pub(crate) fn readiness(&self) -> crate::io::Ready {
+        let state = lock(&self.state);
+        let mut ready = crate::io::Ready::EMPTY;
+        if state.read_would_not_wait() {
+            ready |= crate::io::Ready::READABLE;
         }
+        if state.writable {
+            ready |= crate::io::Ready::WRITABLE;
+        }
+        ready
     }
 }
 
@@ -712,7 +838,7 @@ impl Drop for RingSocket {
 impl CompletionTarget for RingSocket {
     fn complete(self: Arc<Self>, kind: OpKind, c: Completion, buf: Option<Vec<u8>>, cx: &mut CompleteCx<'_>) {
         let mut state = lock(&self.state);
-        let mut woken = None;
+        let mut woken = Waiters::default();
         match kind {
             OpKind::Recv => {
                 if let Some(bid) = c.buffer() {
@@ -745,7 +871,7 @@ impl CompletionTarget for RingSocket {
                     // receive again.
                     r if r < 0 && -r == libc::ENOBUFS => {
                         out_of_buffers = true;
-                        if state.reader.is_some() && !state.detached && !state.released {
+                        if !state.reader.is_empty() && !state.detached && !state.released {
                             woken = self.submit_recv(&mut state, Some(cx.driver), true);
                         }
                     }
@@ -772,7 +898,7 @@ impl CompletionTarget for RingSocket {
                     }
                 }
                 if state.read_would_not_wait() || state.loop_gone {
-                    woken = woken.or(state.reader.take());
+                    woken = woken.and(state.reader.take());
                 }
             }
             OpKind::Poll => {
@@ -800,6 +926,8 @@ impl CompletionTarget for RingSocket {
                     // A short send: the rest goes out first.
                     woken = self.submit_send_buf(&mut state, cx.driver, buf, c.result as usize);
                 } else {
+                    // All sent: the window has room again.
+                    state.writable = true;
                     let mut buf = buf;
                     buf.clear();
                     if buf.capacity() <= SEND_WINDOW && state.spare.capacity() < buf.capacity() {
@@ -816,14 +944,14 @@ impl CompletionTarget for RingSocket {
                         }
                         woken = state.writer.take();
                     } else {
-                        woken = self.submit_send(&mut state, Some(cx.driver)).or(state.writer.take());
+                        woken = self.submit_send(&mut state, Some(cx.driver)).and(state.writer.take());
                     }
                 }
             }
             OpKind::Accept => unreachable!("a stream submits no accept"),
         }
         drop(state);
-        if let Some(w) = woken {
+        for w in woken {
             cx.wake(w);
         }
     }

@@ -9,9 +9,10 @@
 //!                              the loop's multishot receive fills them
 //! ```
 //!
-//! The choice is made once, at the stream's first use: an accepted stream first used
-//! on a loop that runs on io_uring goes on the ring; every other stream (connected,
-//! made from a std socket, or first used off such a loop) stays on readiness. A stream
+//! The choice is made once, at the stream's first use: an accepted stream, a connected
+//! one once its connect completed, or one connected from the start (`from_std`, a
+//! pair), first used on a loop that runs on io_uring goes on the ring; every other
+//! stream (of an epoll loop, or first used off an io_uring loop) stays on readiness. A stream
 //! on the ring that is asked for readiness itself ([`evented`](StreamIo::evented):
 //! `ready`, `try_io`, `async_io`) leaves the ring for good: its receive is cancelled,
 //! bytes it already received are still read first, and readiness takes over.
@@ -69,9 +70,37 @@ where
     /// until an operation finds otherwise (`fallback`: the loop used if the first use is
     /// off every loop).
     pub fn accepted(source: S, fallback: EventLoopHandle) -> Self {
+        Self::deferred(source, fallback, Ready::READABLE | Ready::WRITABLE)
+    }
+
+    /// A stream whose connect has just completed (it waited for the handshake by
+    /// readiness, registered with its loop's epoll), or one connected from the start
+    /// (`from_std`, a pair). On a loop that runs on io_uring it leaves epoll now and is
+    /// placed at its next use, as an accepted stream is: on the ring of that use's loop
+    /// if it runs on io_uring, else by readiness; assumed writable only (what there is
+    /// to read, a read finds or the receive brings). On an epoll loop, or once placed,
+    /// it stays as it is.
+    pub fn connected(self) -> io::Result<Self> {
+        let Some(handle) = self.evented.registered_loop() else {
+            return Ok(self);
+        };
+        if self.ring.get().is_some_and(Option::is_some)
+            || !handle.shared.on_ring.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Ok(self);
+        }
+        // Nobody else holds the stream yet (its connect owned it), so no waiter is
+        // lost with the registration.
+        let source = self.into_inner()?;
+        Ok(Self::deferred(source, handle, Ready::WRITABLE))
+    }
+
+    /// A stream placed at its first use (see [`accepted`](Self::accepted)), taken as
+    /// ready in `assumed`'s directions until an operation finds otherwise.
+    fn deferred(source: S, fallback: EventLoopHandle, assumed: Ready) -> Self {
         StreamIo {
             evented: PollEvented::new_deferred(source, mio::Interest::READABLE | mio::Interest::WRITABLE, fallback)
-                .assuming_ready(Ready::READABLE | Ready::WRITABLE),
+                .assuming_ready(assumed),
             ring: OnceLock::new(),
             left_ring: AtomicBool::new(false),
         }
@@ -93,9 +122,10 @@ where
             return None;
         }
         let fd = self.evented.get_ref().as_raw_fd();
+        let readable = self.evented.deferred_assumed().is_readable();
         context::with_core(|core| {
             let core = core.filter(|c| c.shared.on_ring.load(std::sync::atomic::Ordering::Relaxed))?;
-            RingSocket::new(core, fd)
+            RingSocket::new(core, fd, readable)
         })
     }
 
@@ -113,6 +143,10 @@ where
     /// `try_io`, `async_io`, a listener's `accept`): a stream on the ring leaves it.
     pub fn evented(&self) -> &PollEvented<S> {
         if let Some(ring) = self.ring() {
+            // Readiness starts from what the stream's user has seen on the ring (not
+            // from an accepted stream's first guess), taken before the detach takes in
+            // completions the user has not seen.
+            self.evented.set_deferred_assumed(ring.readiness());
             self.left_ring.store(true, Release);
             ring.detach();
         }
@@ -131,20 +165,34 @@ where
         self.left()?.take_leftover(cx, buf)
     }
 
-    /// Polls for read readiness: on the ring, ready when a read would not wait.
+    /// Polls for read readiness: on the ring, ready when a read would not wait. Only
+    /// the last task to poll is woken.
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.ring() {
-            Some(ring) => ring.poll_read_ready(cx),
+            Some(ring) => ring.poll_read_ready(cx, false),
             None if self.left().is_some_and(|r| r.has_leftover()) => Poll::Ready(Ok(())),
             None => self.evented.poll_read_ready(cx).map_ok(drop),
         }
     }
 
     /// Polls for write readiness: on the ring, ready when the send window has room.
+    /// Only the last task to poll is woken.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.ring() {
-            Some(ring) => ring.poll_write::<&[u8]>(Some(cx), &[]).map_ok(drop),
+            Some(ring) => ring.poll_write_ready(cx, false),
             None => self.evented.poll_write_ready(cx).map_ok(drop),
+        }
+    }
+
+    /// Readiness in `direction` for a wait several tasks may await at once
+    /// (`readable`, `writable`): every waiting task is woken. A stream on readiness
+    /// waits on its registration; one on the ring stays there.
+    pub fn poll_ready_shared(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<()>> {
+        match (self.ring(), direction) {
+            (Some(ring), Direction::Read) => ring.poll_read_ready(cx, true),
+            (Some(ring), Direction::Write) => ring.poll_write_ready(cx, true),
+            (None, Direction::Read) if self.left().is_some_and(|r| r.has_leftover()) => Poll::Ready(Ok(())),
+            (None, _) => self.evented.poll_ready_shared(cx, direction).map_ok(drop),
         }
     }
 
@@ -262,15 +310,14 @@ where
         }
     }
 
-    /// `poll_shutdown`: on the ring, after the accepted bytes have been sent.
-    pub fn poll_shutdown(
-        &self,
-        cx: &mut Context<'_>,
-        shutdown: impl FnOnce(&S) -> io::Result<()>,
-    ) -> Poll<io::Result<()>> {
+    /// `poll_shutdown`, which never waits: on the ring, a failed send is reported and
+    /// the write direction is shut once the accepted bytes have been sent (the FIN
+    /// follows them), without waiting for that, as the kernel's buffered bytes go
+    /// before its FIN.
+    pub fn shutdown(&self, shutdown: impl FnOnce(&S) -> io::Result<()>) -> io::Result<()> {
         match self.ring() {
-            Some(ring) => ring.poll_shutdown(cx),
-            None => Poll::Ready(shutdown(self.evented.get_ref())),
+            Some(ring) => ring.shutdown(),
+            None => shutdown(self.evented.get_ref()),
         }
     }
 
