@@ -225,7 +225,19 @@ impl EventLoopHandle {
     /// registered.
     pub fn register_timer(&self, deadline: Instant, waker: &Waker) -> TimerRegistration {
         let deadline = clock::from_instant(deadline);
-        context::with_own_core(&self.shared, |core| register_on(core, deadline, waker))
+        context::with_own_core(&self.shared, |core| register_on(core, deadline, waker, false))
+            .unwrap_or(TimerRegistration::NotOnLoop)
+    }
+
+    /// [`register_timer`](Self::register_timer) for a deadline the caller did not
+    /// compute from a clock reading of its own (tokio's `sleep_until`), so it may have
+    /// passed already: it is [`Due`](TimerRegistration::Due) if the loop's timer clock
+    /// has passed it, or, while no timer waits (the timer clock then lags), if the
+    /// clock read now has. A deadline computed as "now plus a duration" needs none of
+    /// this: filed after it passed, it fires at the loop's next turn.
+    pub fn register_timer_until(&self, deadline: Instant, waker: &Waker) -> TimerRegistration {
+        let deadline = clock::from_instant(deadline);
+        context::with_own_core(&self.shared, |core| register_on(core, deadline, waker, true))
             .unwrap_or(TimerRegistration::NotOnLoop)
     }
 
@@ -617,17 +629,16 @@ impl EventLoopHandle {
 /// [`EventLoopHandle::register_timer`] on the loop's thread. A function of its own,
 /// so that the closure around it stays small enough for the thread-local look-up to be
 /// inlined.
-fn register_on(core: &crate::core::Core, deadline: u64, waker: &Waker) -> TimerRegistration {
+fn register_on(core: &crate::core::Core, deadline: u64, waker: &Waker, may_have_passed: bool) -> TimerRegistration {
     if core.local.state.get() >= LoopState::Shutdown {
         return TimerRegistration::Shutdown;
     }
     // The timer clock of the loop's last turn, or a paused clock's own time, which a
-    // test may have moved since that turn.
-    // `timer_now` moves only while timers wait: with none waiting it may be far behind,
-    // so the first timer of an idle wheel reads the clock (tokio's `elapsed` moves at
-    // every park of its driver).
+    // test may have moved since that turn. `timer_now` moves only while timers wait:
+    // with none waiting it may be far behind, so a deadline that may have passed reads
+    // the clock then (tokio's `elapsed` moves at every park of its driver).
     if deadline <= core.local.timer_now.get()
-        || ((!core.shared.clock.is_real() || core.local.next_deadline().is_none())
+        || ((!core.shared.clock.is_real() || (may_have_passed && core.local.next_deadline().is_none()))
             && deadline <= core.shared.clock.now())
     {
         return TimerRegistration::Due;

@@ -59,6 +59,19 @@ enum Registration {
     Shared(Registered),
 }
 
+/// What a sleep not registered yet knows of its deadline against the clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Due {
+    /// It had passed at a clock reading: the first poll completes.
+    Passed,
+    /// It was ahead of a clock reading (`now + d`, `d > 0`): filed at the first poll,
+    /// it fires at the loop's next turn at the latest even if it has passed since.
+    Ahead,
+    /// It came from the caller (`sleep_until`), with no clock read: the first poll
+    /// finds out (`register_timer_until`).
+    Unknown,
+}
+
 /// Waits until a deadline (tokio's `time::Sleep`). Created by [`sleep`] and
 /// [`sleep_until`].
 ///
@@ -91,9 +104,8 @@ pub struct Sleep {
     deadline: Instant,
     event_loop: EventLoopHandle,
     registered: Option<Registration>,
-    /// The deadline had passed when the sleep was created or last reset (a reset to a
-    /// later deadline does not read the clock, and leaves it false).
-    passed: bool,
+    /// What is known of the deadline against the clock until the timer is registered.
+    due: Due,
     elapsed: bool,
     /// tokio's resource and async-op spans of a timer (`trace`).
     #[cfg(all(tokio_unstable, feature = "tracing"))]
@@ -122,7 +134,7 @@ impl fmt::Debug for Sleep {
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
     let now = Instant::now();
-    Sleep::new(now.far_add(duration), duration.is_zero())
+    Sleep::new(now.far_add(duration), Due::after(duration))
 }
 
 /// Waits until `deadline`.
@@ -132,20 +144,32 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// sleep completes at that poll or at the loop's next turn.
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::new(deadline, false)
+    Sleep::new(deadline, Due::Unknown)
+}
+
+impl Due {
+    /// Of a deadline `duration` after a clock reading.
+    pub(crate) fn after(duration: Duration) -> Due {
+        if duration.is_zero() { Due::Passed } else { Due::Ahead }
+    }
+
+    /// Of a deadline compared with a clock reading.
+    fn at(passed: bool) -> Due {
+        if passed { Due::Passed } else { Due::Ahead }
+    }
 }
 
 impl Sleep {
-    /// A sleep until `deadline`; `passed` if the clock, read once by the caller, has
-    /// reached it, so that the first poll completes without a timer and without
-    /// reading the clock again.
+    /// A sleep until `deadline`, with what the caller knows of it against the clock
+    /// (`Due::Passed`: the first poll completes without a timer and without reading
+    /// the clock again).
     #[track_caller]
-    pub(crate) fn new(deadline: Instant, passed: bool) -> Sleep {
+    pub(crate) fn new(deadline: Instant, due: Due) -> Sleep {
         Sleep {
             deadline,
             event_loop: crate::placement::timer_loop(),
             registered: None,
-            passed,
+            due,
             elapsed: false,
             #[cfg(all(tokio_unstable, feature = "tracing"))]
             spans: trace::SleepSpans::new(std::panic::Location::caller()),
@@ -214,7 +238,7 @@ impl Sleep {
                     this.cancel();
                 }
             }
-            this.passed = true;
+            this.due = Due::Passed;
             this.deadline = deadline;
             return;
         }
@@ -230,11 +254,11 @@ impl Sleep {
         };
         if moved {
             this.deadline = deadline;
-            this.passed = false;
+            this.due = Due::Ahead;
             return;
         }
         this.cancel();
-        this.passed = deadline <= Instant::now();
+        this.due = Due::at(deadline <= Instant::now());
         this.deadline = deadline;
     }
 
@@ -263,7 +287,13 @@ impl Sleep {
     /// Registers on the loop's own thread (the wheel entry holds the waker), or, off
     /// that thread, through [`register_shared`](Self::register_shared).
     fn register_local(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        match self.event_loop.register_timer(self.deadline.into_std(), cx.waker()) {
+        let (deadline, waker) = (self.deadline.into_std(), cx.waker());
+        let registration = if self.due == Due::Unknown {
+            self.event_loop.register_timer_until(deadline, waker)
+        } else {
+            self.event_loop.register_timer(deadline, waker)
+        };
+        match registration {
             TimerRegistration::Filed(key) => {
                 self.registered = Some(Registration::Local(key));
                 Poll::Pending
@@ -420,7 +450,7 @@ impl Sleep {
                     this.register_shared(cx)
                 }
             },
-            None if this.passed => this.complete(),
+            None if this.due == Due::Passed => this.complete(),
             None => this.register_local(cx),
         };
         if polled.is_ready() {

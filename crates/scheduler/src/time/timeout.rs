@@ -6,6 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use super::sleep::Due;
 use super::{Instant, Sleep, sleep_until};
 
 /// The deadline passed before the future completed (tokio's `time::error::Elapsed`).
@@ -92,7 +93,7 @@ pin_project_lite::pin_project! {
 pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
     Timeout {
         value: future.into_future(),
-        delay: Sleep::new(Instant::now().far_add(duration), duration.is_zero()),
+        delay: Sleep::new(Instant::now().far_add(duration), Due::after(duration)),
     }
 }
 
