@@ -433,3 +433,28 @@ fn a_handed_over_sleep_polled_after_shutdown_panics() {
         assert!(polled.is_err(), "pending forever: {polled:?}");
     });
 }
+
+/// Timers made and polled on a thread that drives no loop (one that entered the
+/// runtime) spread over the runtime's loops, in this thread's own round-robin.
+#[test]
+fn timers_made_off_the_loops_spread_over_them() {
+    test_body(|| {
+        let rt = netloop_tests::multi();
+        let _entered = rt.enter();
+        let mut sleeps: Vec<_> = (0..8)
+            .map(|_| Box::pin(time::sleep(Duration::from_secs(3600))))
+            .collect();
+        for sleep in &mut sleeps {
+            assert!(poll_once(sleep).is_pending());
+        }
+        assert_eq!(timers_waiting(&rt, 8), 8);
+        let per_loop: Vec<usize> = rt
+            .handle()
+            .event_loops()
+            .iter()
+            .map(|l| l.metrics().scheduled_tasks)
+            .collect();
+        assert_eq!(per_loop, [4, 4], "spread evenly over both loops");
+        drop(sleeps);
+    });
+}

@@ -121,12 +121,29 @@ pub(crate) enum Next {
     Unblocked,
     /// The group's round-robin as it stands.
     RoundRobin,
+    /// A round-robin of this thread's own, which touches no shared counter: timers
+    /// made off every loop (a `block_on` body's) spread over the loops without a
+    /// read-modify-write of the group's counter each.
+    ThreadRoundRobin,
+}
+
+thread_local! {
+    /// This thread's position in [`Next::ThreadRoundRobin`].
+    static THREAD_NEXT: Cell<usize> = const { Cell::new(0) };
 }
 
 /// The loop of `group` that `next` picks.
 pub(crate) fn next_of(group: &EventLoopGroup, next: Next) -> &EventLoopHandle {
+    if matches!(next, Next::ThreadRoundRobin) {
+        let i = THREAD_NEXT
+            .try_with(|n| n.replace(n.get().wrapping_add(1)))
+            .unwrap_or(0);
+        if let Some(event_loop) = group.get(i % group.len()) {
+            return event_loop;
+        }
+    }
     let first = group.next();
-    if matches!(next, Next::RoundRobin) || group.len() == 1 {
+    if matches!(next, Next::RoundRobin | Next::ThreadRoundRobin) || group.len() == 1 {
         return first;
     }
     // Pass over loops whose thread blocks in place (this thread's among them): they
@@ -208,7 +225,7 @@ pub fn registration_loop() -> io::Result<EventLoopHandle> {
 }
 
 /// The loop a new timer belongs to: this thread's loop, else the current runtime's
-/// next in plain round-robin.
+/// next in this thread's own round-robin.
 ///
 /// # Panics
 ///
@@ -217,7 +234,7 @@ pub fn registration_loop() -> io::Result<EventLoopHandle> {
 #[track_caller]
 pub(crate) fn timer_loop() -> EventLoopHandle {
     crate::drivers::require_time();
-    match with_current_or_next(|| true, Next::RoundRobin, EventLoopHandle::clone) {
+    match with_current_or_next(|| true, Next::ThreadRoundRobin, EventLoopHandle::clone) {
         Some(event_loop) => event_loop,
         None => no_runtime(),
     }
