@@ -1086,3 +1086,554 @@ fn from_std_and_pair_streams_take_the_completion_path() {
         .unwrap()
     });
 }
+
+// ---- review 2 (ring-coverage) ------------------------------------------------------
+
+/// A `shutdown()` that finds unsent bytes, on the loop's thread, takes in the ring's
+/// completions (`reap_now`): the loop's own poll of its epoll instance may be among
+/// them, and the readiness it announced (here a datagram for a waiting UDP socket) must
+/// still reach the selector.
+#[test]
+fn shutdown_with_unsent_bytes_keeps_epoll_events() {
+    let rt = ring_current_thread();
+    rt.block_on(async {
+        netloop::spawn(async {
+            let udp = netloop::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let udp_addr = udp.local_addr().unwrap();
+            let recv = netloop::spawn(async move {
+                let mut b = [0u8; 8];
+                udp.recv(&mut b).await.unwrap()
+            });
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut c = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (mut s, _) = listener.accept().await.unwrap();
+            byte_round_trip_pair(&mut c, &mut s).await;
+            assert!(c.is_on_ring());
+            netloop::task::yield_now().await; // the UDP task waits on epoll now
+            // The datagram makes epoll ready: the ring's poll of epoll posts its completion.
+            let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            sender.send_to(b"ping", udp_addr).unwrap();
+            // A write (a send queued), then shutdown: it finds the send unfinished.
+            c.write_all(b"bye").await.unwrap();
+            c.shutdown().await.unwrap();
+            let got = netloop::time::timeout(Duration::from_secs(3), recv).await;
+            assert!(got.is_ok(), "the datagram's readiness was lost (UDP recv never woken)");
+            let mut rest = Vec::new();
+            s.read_to_end(&mut rest).await.unwrap();
+            assert_eq!(rest, b"bye");
+        })
+        .await
+        .unwrap()
+    });
+}
+
+async fn byte_round_trip_pair(c: &mut TcpStream, s: &mut TcpStream) {
+    netloop::join!(byte_round_trip(c, 1), echo_one_byte(s));
+}
+
+struct CountingWake;
+impl std::task::Wake for CountingWake {
+    fn wake(self: std::sync::Arc<Self>) {}
+}
+
+/// Polls `make()`'s future once with each of `n` distinct wakers, dropping it each time
+/// (a `readable()` in a `timeout` or `select!` that lost, in short-lived tasks), and
+/// returns how many of those wakers the socket still holds.
+fn wakers_kept_after_dropped_futures<F: std::future::Future>(n: usize, mut make: impl FnMut() -> F) -> usize {
+    let arcs: Vec<_> = (0..n).map(|_| std::sync::Arc::new(CountingWake)).collect();
+    for a in &arcs {
+        let w = std::task::Waker::from(a.clone());
+        let mut cx = std::task::Context::from_waker(&w);
+        let f = make();
+        futures::pin_mut!(f);
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+    }
+    arcs.iter().map(|a| std::sync::Arc::strong_count(a) - 1).sum()
+}
+
+/// The most wakers a direction's shared waiter list keeps (`shared_waiters::MAX`).
+const MAX_SHARED_WAITERS: usize = 64;
+
+/// A dropped `readable()`/`writable()`/`accept()` future leaves its waker in the
+/// direction's list (tokio's unlink themselves); the list is bounded, so an idle
+/// long-lived stream polled by many short-lived waits does not hold every one of those
+/// tasks.
+#[test]
+fn dropped_readiness_futures_leave_a_bounded_number_of_wakers_on_the_ring() {
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let _peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (s, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 8];
+            assert_eq!(s.try_read(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+            assert!(s.is_on_ring());
+            let readable = wakers_kept_after_dropped_futures(1000, || s.readable());
+            // The send window full (the peer reads nothing).
+            let chunk = vec![7u8; 16 * 1024];
+            while s.try_write(&chunk).is_ok() {}
+            let writable = wakers_kept_after_dropped_futures(1000, || s.writable());
+            let path = socket_path("waiters");
+            let ul = netloop::net::UnixListener::bind(&path).unwrap();
+            let accept = wakers_kept_after_dropped_futures(1000, || ul.accept());
+            assert!(ul.is_on_ring());
+            std::fs::remove_file(&path).unwrap();
+            for (what, kept) in [("readable", readable), ("writable", writable), ("accept", accept)] {
+                assert!(
+                    kept <= MAX_SHARED_WAITERS,
+                    "{kept} wakers of dropped {what}() futures held"
+                );
+            }
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// A non-blocking connect still under way, wrapped by `from_std` (a pattern of
+/// socket2-based connectors): `writable()` waits for the handshake, as tokio's, on
+/// both drivers (the stream stays on readiness until it is connected).
+#[test]
+fn from_std_of_a_connecting_socket_is_not_writable_before_the_handshake() {
+    use std::os::fd::FromRawFd;
+    for driver in [IoDriver::Epoll, IoDriver::IoUring] {
+        let rt = Builder::new_multi_thread()
+            .worker_threads(1)
+            .io_driver(driver)
+            .enable_all()
+            .build()
+            .unwrap();
+        let res = within(&rt, async {
+            netloop::spawn(async {
+                // A listener with a full accept queue: a further SYN is dropped, the
+                // connect stays in SYN_SENT (retransmitted after 1 s).
+                let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                use std::os::fd::AsRawFd;
+                assert_eq!(unsafe { libc::listen(l.as_raw_fd(), 0) }, 0);
+                let addr = l.local_addr().unwrap();
+                let _fill: Vec<_> = (0..1).map(|_| std::net::TcpStream::connect(addr)).collect();
+                std::thread::sleep(Duration::from_millis(50));
+                let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_NONBLOCK, 0) };
+                let std::net::SocketAddr::V4(v4) = addr else {
+                    unreachable!()
+                };
+                let sin = libc::sockaddr_in {
+                    sin_family: libc::AF_INET as _,
+                    sin_port: v4.port().to_be(),
+                    sin_addr: libc::in_addr {
+                        s_addr: u32::from(*v4.ip()).to_be(),
+                    },
+                    sin_zero: [0; 8],
+                };
+                let r = unsafe {
+                    libc::connect(
+                        fd,
+                        (&sin as *const libc::sockaddr_in).cast(),
+                        std::mem::size_of_val(&sin) as _,
+                    )
+                };
+                assert_eq!(r, -1);
+                assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(libc::EINPROGRESS));
+                let s = TcpStream::from_std(unsafe { std::net::TcpStream::from_raw_fd(fd) }).unwrap();
+                let early = netloop::time::timeout(Duration::from_millis(300), s.writable())
+                    .await
+                    .is_ok();
+                let connected = s.peer_addr().is_ok();
+                (early, connected, s.is_on_ring())
+            })
+            .await
+            .unwrap()
+        });
+        eprintln!(
+            "{driver:?}: writable within 300ms={} connected={} on_ring={}",
+            res.0, res.1, res.2
+        );
+        assert!(!res.0 || res.1, "{driver:?}: writable() before the handshake completed");
+    }
+}
+
+/// A Unix listener whose multishot accept was armed on runtime A, moved to runtime B,
+/// accepts there (A alive), and reports an error rather than hanging once A is gone.
+#[test]
+fn unix_listener_moved_to_another_runtime() {
+    use netloop::net::{UnixListener, UnixStream};
+    let Some(a) = ring_runtime(1) else { return };
+    let b = ring_runtime(1).unwrap();
+    let path = socket_path("moved");
+    let listener = within(&a, {
+        let path = path.clone();
+        async move {
+            netloop::spawn(async move {
+                let l = UnixListener::bind(&path).unwrap();
+                let _c = UnixStream::connect(&path).await.unwrap();
+                l.accept().await.unwrap();
+                assert!(l.is_on_ring());
+                // Arm again and leave an accept waiting.
+                {
+                    let f = l.accept();
+                    futures::pin_mut!(f);
+                    assert!(futures::FutureExt::now_or_never(&mut f).is_none());
+                }
+                l
+            })
+            .await
+            .unwrap()
+        }
+    });
+    let listener = std::sync::Arc::new(listener);
+    within(&b, {
+        let (path, listener) = (path.clone(), listener.clone());
+        async move {
+            netloop::spawn(async move {
+                let acc = {
+                    let listener = listener.clone();
+                    netloop::spawn(async move { listener.accept().await.map(drop) })
+                };
+                let _c = UnixStream::connect(&path).await.unwrap();
+                netloop::time::timeout(Duration::from_secs(3), acc)
+                    .await
+                    .expect("accept on B while A lives")
+                    .unwrap()
+                    .unwrap();
+            })
+            .await
+            .unwrap()
+        }
+    });
+    drop(a);
+    let r = within(&b, {
+        let path = path.clone();
+        async move {
+            netloop::spawn(async move {
+                let acc = netloop::spawn(async move { listener.accept().await.map(drop) });
+                let _c = std::os::unix::net::UnixStream::connect(&path);
+                netloop::time::timeout(Duration::from_secs(3), acc).await
+            })
+            .await
+            .unwrap()
+        }
+    });
+    let _ = std::fs::remove_file(&path);
+    eprintln!("accept after its first runtime dropped: {r:?}");
+    assert!(r.is_ok(), "accept hangs once the runtime whose ring armed it is gone");
+}
+
+/// The same on epoll (the readiness path's shared waiter list).
+#[test]
+fn dropped_readiness_futures_leave_a_bounded_number_of_wakers_on_epoll() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .io_driver(IoDriver::Epoll)
+        .enable_all()
+        .build()
+        .unwrap();
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let _peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (s, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 8];
+            assert_eq!(s.try_read(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+            let readable = wakers_kept_after_dropped_futures(1000, || s.readable());
+            let path = socket_path("waiters-epoll");
+            let ul = netloop::net::UnixListener::bind(&path).unwrap();
+            let accept = wakers_kept_after_dropped_futures(1000, || ul.accept());
+            std::fs::remove_file(&path).unwrap();
+            assert!(
+                readable <= MAX_SHARED_WAITERS,
+                "{readable} wakers of dropped readable() futures held"
+            );
+            assert!(
+                accept <= MAX_SHARED_WAITERS,
+                "{accept} wakers of dropped accept() futures held"
+            );
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// Fills `s`'s send window while its peer reads nothing: returns the bytes accepted.
+fn fill_window(s: &TcpStream) -> usize {
+    let chunk = vec![0x5au8; 16 * 1024];
+    let mut written = 0;
+    loop {
+        match s.try_write(&chunk) {
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return written,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// A std reader thread for `addr`'s accepted peer: every byte until end of stream (or
+/// an error/timeout, reported).
+fn std_reader(std_peer: std::net::TcpStream, delay: Duration) -> std::thread::JoinHandle<Result<usize, String>> {
+    std::thread::spawn(move || {
+        use std::io::Read;
+        std::thread::sleep(delay);
+        let mut s = std_peer;
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut total = 0;
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => return Ok(total),
+                Ok(n) => total += n,
+                Err(e) => return Err(format!("after {total} bytes: {e}")),
+            }
+        }
+    })
+}
+
+/// shutdown() with unsent bytes then drop; shutdown from another thread; shutdown then
+/// the runtime's end: the peer gets every byte, then end of stream.
+#[test]
+fn fin_after_every_byte() {
+    for case in ["drop", "other_thread", "runtime_end"] {
+        let Some(rt) = ring_runtime(1) else { return };
+        let (written, reader) = within(&rt, async move {
+            netloop::spawn(async move {
+                let std_l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                let mut s = TcpStream::connect(std_l.local_addr().unwrap()).await.unwrap();
+                let (peer, _) = std_l.accept().unwrap();
+                let reader = std_reader(peer, Duration::from_millis(200));
+                // More than the kernel's buffers hold: the last sends wait for the reader.
+                let big = vec![0x11u8; 8 << 20];
+                s.write_all(&big).await.unwrap();
+                let written = big.len() + fill_window(&s);
+                assert!(s.is_on_ring());
+                match case {
+                    "drop" => {
+                        s.shutdown().await.unwrap();
+                        drop(s);
+                    }
+                    "other_thread" => {
+                        let s = std::thread::spawn(move || {
+                            futures::executor::block_on(s.shutdown()).unwrap();
+                            s
+                        })
+                        .join()
+                        .unwrap();
+                        netloop::time::sleep(Duration::from_millis(10)).await;
+                        std::mem::forget(s); // kept open: the FIN must come from the shutdown
+                    }
+                    _ => {
+                        s.shutdown().await.unwrap();
+                        std::mem::forget(s);
+                    }
+                }
+                (written, reader)
+            })
+            .await
+            .unwrap()
+        });
+        drop(rt);
+        let got = reader.join().unwrap();
+        eprintln!("{case}: written {written}, peer got {got:?}");
+        assert_eq!(got, Ok(written), "{case}");
+    }
+}
+
+/// A stream that leaves the ring (`ready()`) while its sends are stuck behind a peer
+/// that does not read yet, then shuts down: the FIN must still follow every accepted
+/// byte (tokio: the kernel holds them and sends its FIN after).
+#[test]
+fn shutdown_after_leaving_the_ring_keeps_queued_bytes() {
+    use futures::FutureExt;
+    let Some(rt) = ring_runtime(1) else { return };
+    let (written, reader) = within(&rt, async {
+        netloop::spawn(async {
+            let std_l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let mut s = TcpStream::connect(std_l.local_addr().unwrap()).await.unwrap();
+            let (peer, _) = std_l.accept().unwrap();
+            let reader = std_reader(peer, Duration::from_millis(300));
+            let written = fill_window(&s);
+            assert!(s.is_on_ring());
+            let _ = s.ready(netloop::io::Interest::READABLE).now_or_never();
+            assert!(!s.is_on_ring());
+            s.shutdown().await.unwrap();
+            netloop::time::sleep(Duration::from_millis(1500)).await;
+            (written, reader)
+        })
+        .await
+        .unwrap()
+    });
+    let got = reader.join().unwrap();
+    eprintln!("written {written}, peer got {got:?}");
+    assert_eq!(got, Ok(written));
+}
+
+/// After leaving the ring (`ready()`), a direct write must not overtake bytes the ring
+/// accepted and has not sent yet.
+#[test]
+fn writes_after_leaving_the_ring_keep_their_order() {
+    use futures::FutureExt;
+    let Some(rt) = ring_runtime(1) else { return };
+    let got = within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (s, _) = listener.accept().await.unwrap();
+            let written = fill_window(&s);
+            assert!(s.is_on_ring());
+            let _ = s.ready(netloop::io::Interest::READABLE).now_or_never();
+            assert!(!s.is_on_ring());
+            s.writable().await.unwrap();
+            assert_eq!(s.try_write(b"TAIL").unwrap(), 4);
+            let mut got = vec![0u8; written + 4];
+            peer.read_exact(&mut got).await.unwrap();
+            got
+        })
+        .await
+        .unwrap()
+    });
+    let pos = got.windows(4).position(|w| w == b"TAIL");
+    eprintln!("TAIL found at {pos:?} of {}", got.len() - 4);
+    assert_eq!(
+        pos,
+        Some(got.len() - 4),
+        "a direct write overtook the ring's queued bytes"
+    );
+}
+
+/// As above, with the ring's sends stuck behind a peer that reads only later: the
+/// socket becomes writable for epoll and for the ring's send at the same moment.
+#[test]
+fn writes_after_leaving_a_stuck_ring_keep_their_order() {
+    use futures::FutureExt;
+    let Some(rt) = ring_runtime(1) else { return };
+    let (written, got) = within(&rt, async {
+        netloop::spawn(async {
+            let std_l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let s = TcpStream::connect(std_l.local_addr().unwrap()).await.unwrap();
+            let (peer, _) = std_l.accept().unwrap();
+            let reader = std::thread::spawn(move || {
+                use std::io::Read;
+                std::thread::sleep(Duration::from_millis(500));
+                let mut peer = peer;
+                peer.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+                let mut all = Vec::new();
+                let _ = peer.read_to_end(&mut all);
+                all
+            });
+            let chunk = vec![0x5au8; 16 * 1024];
+            let mut written = 0;
+            let start = std::time::Instant::now();
+            while start.elapsed() < Duration::from_millis(200) {
+                match s.try_write(&chunk) {
+                    Ok(n) => written += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        netloop::time::sleep(Duration::from_millis(1)).await
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            assert!(s.is_on_ring());
+            let _ = s.ready(netloop::io::Interest::READABLE).now_or_never();
+            assert!(!s.is_on_ring());
+            loop {
+                s.writable().await.unwrap();
+                match s.try_write(b"TAIL") {
+                    Ok(n) => {
+                        assert_eq!(n, 4);
+                        break;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            netloop::time::sleep(Duration::from_millis(300)).await;
+            drop(s);
+            (written, reader.join().unwrap())
+        })
+        .await
+        .unwrap()
+    });
+    let pos = got.windows(4).position(|w| w == b"TAIL");
+    eprintln!("written {written}; peer got {} bytes; TAIL at {pos:?}", got.len());
+    assert_eq!(
+        (got.len(), pos),
+        (written + 4, Some(written)),
+        "bytes lost or overtaken"
+    );
+}
+
+/// `writable()` after `shutdown()` is ready on the ring, as tokio's (the socket is
+/// writable; a write then says EPIPE).
+#[test]
+fn writable_after_shutdown() {
+    let Some(rt) = ring_runtime(1) else { return };
+    let r = within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let _peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (mut s, _) = listener.accept().await.unwrap();
+            s.write_all(b"x").await.unwrap();
+            assert!(s.is_on_ring());
+            s.shutdown().await.unwrap();
+            s.writable().await.map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap()
+    });
+    assert_eq!(r, Ok(()));
+}
+
+/// A task awaiting `readable()` on the ring while another task takes the stream off the
+/// ring (`ready()`, `try_io`, `async_io`) is woken, polls again by readiness, and sees
+/// the bytes that arrive next.
+#[test]
+fn readable_waiters_survive_leaving_the_ring() {
+    use futures::FutureExt;
+    let Some(rt) = ring_runtime(1) else { return };
+    within(&rt, async {
+        netloop::spawn(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let s = std::sync::Arc::new(listener.accept().await.unwrap().0);
+            let mut buf = [0u8; 8];
+            assert_eq!(s.try_read(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+            assert!(s.is_on_ring());
+            let waiter = {
+                let s = s.clone();
+                netloop::spawn(async move { s.readable().await.unwrap() })
+            };
+            netloop::task::yield_now().await; // the waiter waits on the ring
+            let _ = s.ready(netloop::io::Interest::WRITABLE).now_or_never();
+            assert!(!s.is_on_ring());
+            peer.write_all(b"hello").await.unwrap();
+            netloop::time::timeout(Duration::from_secs(3), waiter)
+                .await
+                .expect("the readable() waiter was never woken after the stream left the ring")
+                .unwrap();
+        })
+        .await
+        .unwrap()
+    });
+}
+
+/// The same on epoll: `writable()` after `shutdown()` is ready, as tokio's.
+#[test]
+fn writable_after_shutdown_on_epoll() {
+    let rt = Builder::new_multi_thread()
+        .worker_threads(1)
+        .io_driver(IoDriver::Epoll)
+        .enable_all()
+        .build()
+        .unwrap();
+    let writable = within(&rt, async move {
+        netloop::spawn(async move {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let _peer = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (mut s, _) = listener.accept().await.unwrap();
+            s.write_all(b"x").await.unwrap();
+            s.shutdown().await.unwrap();
+            s.writable().await.map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap()
+    });
+    assert_eq!(writable, Ok(()));
+}

@@ -31,6 +31,11 @@ macro_rules! byte_stream_methods {
         /// pair): on a loop that runs on io_uring it leaves epoll and goes on the ring at
         /// its next use on such a loop, as an accepted stream does.
         pub(crate) fn connected(self) -> std::io::Result<Self> {
+            // A connect still under way (`from_std` of a connecting socket) stays on
+            // readiness, whose writable() waits for the handshake.
+            if self.io.get_ref().peer_addr().is_err() {
+                return Ok(self);
+            }
             Ok(Self {
                 io: self.io.connected()?,
             })

@@ -196,9 +196,9 @@ impl RingAcceptor {
                 None => return None,
             }
         }
-        if !state.waiters.iter().any(|w| w.will_wake(cx.waker())) {
-            state.waiters.push(cx.waker().clone());
-        }
+        let displaced = super::shared_waiters::join(&mut state.waiters, cx.waker());
+        drop(state);
+        displaced.into_iter().for_each(Waker::wake);
         Some(Poll::Pending)
     }
 

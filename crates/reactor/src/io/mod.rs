@@ -30,6 +30,7 @@ pub(crate) mod readiness;
 pub(crate) mod ready;
 pub(crate) mod registration_set;
 pub(crate) mod ring_socket;
+mod shared_waiters;
 mod stream_io;
 
 pub use listener_io::ListenerIo;

@@ -251,13 +251,11 @@ impl Readiness {
         if let Some(ev) = self.ready_now(direction) {
             return Poll::Ready(ev);
         }
-        {
+        let displaced = {
             let mut w = lock(&self.waiters);
-            let list = &mut w.shared[direction as usize];
-            if !list.iter().any(|existing| existing.will_wake(cx.waker())) {
-                list.push(cx.waker().clone());
-            }
-        }
+            super::shared_waiters::join(&mut w.shared[direction as usize], cx.waker())
+        };
+        displaced.into_iter().for_each(Waker::wake);
         // The loop sets readiness before it takes the list under the lock, so an
         // event that raced the registration above is visible now.
         match self.ready_now(direction) {

@@ -165,19 +165,16 @@ impl Waiters {
         }
     }
 
-    /// Adds `waker` to those that all wake (once, however often its task polls).
-    fn add(&mut self, waker: &Waker) {
-        if !self.all.iter().any(|w| w.will_wake(waker)) {
-            self.all.push(waker.clone());
-        }
-    }
-
-    /// Keeps `cx`'s waker, as the last poller's or (`shared`) beside the others.
-    fn wait(&mut self, cx: &Context<'_>, shared: bool) {
+    /// Keeps `cx`'s waker, as the last poller's or (`shared`) beside the others (once,
+    /// however often its task polls). Returns the waiters it displaced from a full
+    /// list (`shared_waiters`), to wake once the lock is released.
+    #[must_use = "displaced waiters must be woken, or a live one waits forever"]
+    fn wait(&mut self, cx: &Context<'_>, shared: bool) -> Vec<Waker> {
         if shared {
-            self.add(cx.waker())
+            super::shared_waiters::join(&mut self.all, cx.waker())
         } else {
-            self.set_last(cx.waker())
+            self.set_last(cx.waker());
+            Vec::new()
         }
     }
 
@@ -484,9 +481,10 @@ impl RingSocket {
         if state.loop_gone {
             return Poll::Ready(Err(loop_gone_error()));
         }
-        state.reader.wait(cx, shared);
+        let displaced = state.reader.wait(cx, shared);
         let arm = state.recv.is_none();
         drop(state);
+        displaced.into_iter().for_each(Waker::wake);
         if arm {
             self.arm_recv();
         }
@@ -522,6 +520,12 @@ impl RingSocket {
         bufs: &[B],
     ) -> Poll<io::Result<usize>> {
         let mut state = lock(&self.state);
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        // The readiness query (no bytes) reports no error of its own: tokio's
+        // writable() is ready after a shutdown or a failed send, and a write reports it.
+        if total == 0 && (state.shutdown_requested || state.write_error.is_some()) {
+            return Poll::Ready(Ok(0));
+        }
         if let Some(errno) = state.write_error.take() {
             return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
         }
@@ -532,14 +536,15 @@ impl RingSocket {
             return Poll::Ready(Err(loop_gone_error()));
         }
         let room = SEND_WINDOW.saturating_sub(state.pending.len());
-        let total: usize = bufs.iter().map(|b| b.len()).sum();
         if room == 0 {
             if total == 0 && state.writable {
                 return Poll::Ready(Ok(0));
             }
             state.writable = false;
             if let Some((cx, shared)) = waiter {
-                state.writer.wait(cx, shared);
+                let displaced = state.writer.wait(cx, shared);
+                drop(state);
+                displaced.into_iter().for_each(Waker::wake);
             }
             return Poll::Pending;
         }
@@ -635,6 +640,25 @@ impl RingSocket {
         state.send = None;
         state.writable = true;
         state.writer.take()
+    }
+
+    /// For a stream that left the ring: ready once the ring has sent
+    /// everything it accepted (so that writes by readiness, and a shutdown, follow
+    /// those bytes); `cx`'s waker kept (`shared`: beside the others) until then.
+    pub(crate) fn poll_sent(&self, cx: Option<&Context<'_>>, shared: bool) -> Poll<io::Result<()>> {
+        let mut state = lock(&self.state);
+        if let Some(errno) = state.write_error.take() {
+            return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
+        }
+        if !state.sending || state.loop_gone {
+            return Poll::Ready(Ok(()));
+        }
+        if let Some(cx) = cx {
+            let displaced = state.writer.wait(cx, shared);
+            drop(state);
+            displaced.into_iter().for_each(Waker::wake);
+        }
+        Poll::Pending
     }
 
     /// Ready once nothing accepted is unsent (the bytes are the kernel's); reports a
@@ -735,23 +759,36 @@ impl RingSocket {
                 }
             });
         }
+        // Readers waiting on the ring poll again, by readiness now.
+        let readers = lock(&self.state).reader.take();
+        wake_all([readers]);
     }
 }
 
 impl RingSocket {
-    /// On the loop's thread, with its driver free: the queued operations go to the
-    /// kernel, `then` runs with the driver, and the completions already posted are
-    /// taken in (their wakers woken). False, with nothing done, anywhere else.
+    /// On the loop's thread, with its driver and selector free: the queued operations
+    /// go to the kernel, `then` runs with the driver, and the completions already
+    /// posted are taken in (their wakers woken). False, with nothing done, anywhere
+    /// else.
     fn reap_now(&self, then: impl FnOnce(&mut RingDriver)) -> bool {
         context::with_own_core(&self.shared, |core| {
             let Ok(mut ring) = core.ring.try_borrow_mut() else {
+                return false;
+            };
+            // The loop's poll of its epoll instance may complete among the others: the
+            // selector notes it (dispatch would drop it, and epoll's events with it), so
+            // nothing is taken in while the selector is busy.
+            let Ok(mut selector) = core.selector.try_borrow_mut() else {
                 return false;
             };
             let Some(driver) = ring.as_mut() else { return false };
             let _ = driver.ring.enter(Some(Duration::ZERO));
             then(driver);
             let mut out = std::mem::take(&mut driver.completions);
+            let first = out.len();
             driver.ring.take_completions(&mut out);
+            selector.note_epoll_completions(&mut out, first);
+            drop(selector);
             driver.completions = out;
             let mut wakers = Vec::new();
             let in_place = |w: &Waker| crate::task::wake_in_place::<Arc<Shared>>(core, w);

@@ -180,7 +180,26 @@ where
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.ring() {
             Some(ring) => ring.poll_write_ready(cx, false),
-            None => self.evented.poll_write_ready(cx).map_ok(drop),
+            None => {
+                ready!(self.left_sent(Some(cx), false))?;
+                self.evented.poll_write_ready(cx).map_ok(drop)
+            }
+        }
+    }
+
+    /// A stream that left the ring writes by readiness only once the ring
+    /// has sent what it accepted.
+    fn left_sent(&self, cx: Option<&Context<'_>>, shared: bool) -> Poll<io::Result<()>> {
+        match self.left() {
+            Some(ring) => ring.poll_sent(cx, shared),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn left_sent_now(&self) -> io::Result<()> {
+        match self.left_sent(None, false) {
+            Poll::Ready(r) => r,
+            Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
         }
     }
 
@@ -192,6 +211,10 @@ where
             (Some(ring), Direction::Read) => ring.poll_read_ready(cx, true),
             (Some(ring), Direction::Write) => ring.poll_write_ready(cx, true),
             (None, Direction::Read) if self.left().is_some_and(|r| r.has_leftover()) => Poll::Ready(Ok(())),
+            (None, Direction::Write) => {
+                ready!(self.left_sent(Some(cx), true))?;
+                self.evented.poll_ready_shared(cx, direction).map_ok(drop)
+            }
             (None, _) => self.evented.poll_ready_shared(cx, direction).map_ok(drop),
         }
     }
@@ -260,6 +283,7 @@ where
             }
             return ring.poll_write(Some(cx), &[buf]);
         }
+        ready!(self.left_sent(Some(cx), false))?;
         let len = buf.len();
         // A short plain write means the send buffer is full.
         self.evented.poll_io_draining(cx, Direction::Write, |mut s| {
@@ -273,6 +297,7 @@ where
             ready!(crate::coop::poll_proceed(cx)).made_progress();
             return ring.poll_write(Some(cx), bufs);
         }
+        ready!(self.left_sent(Some(cx), false))?;
         // No short-write shortcut here: `writev` takes at most IOV_MAX slices, so a
         // short vectored write does not mean the send buffer is full.
         self.evented
@@ -287,6 +312,7 @@ where
                 Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
             };
         }
+        self.left_sent_now()?;
         self.evented.try_io(Direction::Write, |mut s| s.write(buf))
     }
 
@@ -298,6 +324,7 @@ where
                 Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
             };
         }
+        self.left_sent_now()?;
         self.evented.try_io(Direction::Write, |mut s| s.write_vectored(bufs))
     }
 
@@ -315,7 +342,7 @@ where
     /// follows them), without waiting for that, as the kernel's buffered bytes go
     /// before its FIN.
     pub fn shutdown(&self, shutdown: impl FnOnce(&S) -> io::Result<()>) -> io::Result<()> {
-        match self.ring() {
+        match self.ring().or(self.left()) {
             Some(ring) => ring.shutdown(),
             None => shutdown(self.evented.get_ref()),
         }
@@ -324,7 +351,7 @@ where
     /// Shuts the write direction without waiting (a dropped write half): on the ring,
     /// once the accepted bytes have been sent.
     pub fn shutdown_write(&self, shutdown: impl FnOnce(&S) -> io::Result<()>) -> io::Result<()> {
-        match self.ring() {
+        match self.ring().or(self.left()) {
             Some(ring) => ring.shutdown_write(),
             None => shutdown(self.evented.get_ref()),
         }

@@ -98,8 +98,23 @@ impl Selector {
         ring.enter(wait)?;
         let first = out.len();
         ring.take_completions(out);
-        // The epoll poll's completions leave `out`; the others keep their order (a
-        // multishot receive's data comes in completion order).
+        self.note_epoll_completions(out, first);
+        if self.epoll_pending {
+            let cap = self.events.capacity();
+            self.last_busy = false;
+            self.poll.poll(&mut self.events, Some(Duration::ZERO))?;
+            self.epoll_pending = self.events.iter().count() >= cap;
+        } else {
+            self.events.clear();
+            self.last_busy = false;
+        }
+        Ok(())
+    }
+
+    /// Takes the epoll poll's completions out of `out[first..]` (the others keep their
+    /// order: a multishot receive's data comes in completion order), noting that epoll
+    /// has events to take and whether its poll is still armed.
+    pub(crate) fn note_epoll_completions(&mut self, out: &mut Vec<ring::Completion>, first: usize) {
         let mut polled = self.epoll_polled;
         let mut pending = self.epoll_pending;
         let mut i = 0;
@@ -114,16 +129,6 @@ impl Selector {
         });
         self.epoll_polled = polled;
         self.epoll_pending = pending;
-        if self.epoll_pending {
-            let cap = self.events.capacity();
-            self.last_busy = false;
-            self.poll.poll(&mut self.events, Some(Duration::ZERO))?;
-            self.epoll_pending = self.events.iter().count() >= cap;
-        } else {
-            self.events.clear();
-            self.last_busy = false;
-        }
-        Ok(())
     }
 
     /// The events the last `select` returned.
