@@ -419,6 +419,40 @@ fn thread_keep_alive_lets_idle_blocking_threads_exit() {
 }
 
 #[test]
+fn a_blocking_thread_that_leaves_frees_its_place_before_its_stop_hook() {
+    // tokio: a blocking thread that timed out is out of the pool when it runs
+    // `on_thread_stop`, so with `max_blocking_threads(1)` a task spawned during that
+    // hook gets a thread of its own instead of waiting for one that never takes work.
+    test_body(|| {
+        let (leaving_tx, leaving_rx) = mpsc::channel();
+        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let (leaving_tx, go_rx) = (Mutex::new(leaving_tx), Mutex::new(go_rx));
+        let rt = Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_blocking_threads(1)
+            .thread_keep_alive(Duration::from_millis(20))
+            .on_thread_stop(move || {
+                if thread_name().ends_with("-blocking") {
+                    let _ = leaving_tx.lock().unwrap().send(());
+                    let _ = go_rx.lock().unwrap().recv_timeout(WAIT);
+                }
+            })
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(rt.spawn_blocking(|| ())).unwrap();
+        leaving_rx.recv_timeout(WAIT).expect("the idle blocking thread leaves");
+        // That thread is now held in its stop hook.
+        let second = rt.block_on(async { time::timeout(WAIT, task::spawn_blocking(|| ())).await });
+        drop(go_tx);
+        assert!(
+            second.is_ok(),
+            "a task spawned while the only blocking thread ran its stop hook never ran"
+        );
+    });
+}
+
+#[test]
 fn netloop_knobs_build_working_runtimes() {
     test_body(|| {
         for ratio in [1, 50, 100] {

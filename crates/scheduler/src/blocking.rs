@@ -28,7 +28,13 @@ struct State {
     /// spoken for, so a new task needs `idle > notified` to reuse one (tokio's
     /// `num_notify`).
     notified: usize,
+    /// Threads that take tasks: counted from their spawn until they leave the work
+    /// loop, under this lock, so that a leaving thread never holds a place of
+    /// `max_threads` (tokio's `num_th`).
     threads: usize,
+    /// Threads started and not yet past their `on_thread_stop`: what `shutdown` waits
+    /// for. At least `threads`.
+    alive: usize,
     shutdown: bool,
     handles: Vec<thread::JoinHandle<()>>,
 }
@@ -66,6 +72,7 @@ impl BlockingPool {
                     idle: 0,
                     notified: 0,
                     threads: 0,
+                    alive: 0,
                     shutdown: false,
                     handles: Vec::new(),
                 }),
@@ -161,6 +168,7 @@ impl BlockingPool {
             let index = st.threads;
             match self.spawn_thread(index) {
                 Ok(h) => {
+                    st.alive += 1;
                     st.handles.retain(|h| !h.is_finished());
                     st.handles.push(h);
                 }
@@ -186,7 +194,7 @@ impl BlockingPool {
         let inner = self.inner.clone();
         // After `on_stop`: only then is the thread gone as far as `shutdown` is concerned.
         let exited = move || {
-            lock(&inner.state).threads -= 1;
+            lock(&inner.state).alive -= 1;
             inner.exited.notify_all();
         };
         self.inner.config.spawn(index, body, exited)
@@ -202,7 +210,7 @@ impl BlockingPool {
         // A blocking task that drops its own runtime must not wait for itself.
         let me = thread::current().id();
         let own = usize::from(st.handles.iter().any(|h| h.thread().id() == me));
-        while st.threads > own {
+        while st.alive > own {
             let wait = match deadline {
                 None => Duration::from_secs(3600),
                 Some(d) => match d.checked_duration_since(Instant::now()) {
@@ -324,4 +332,5 @@ fn work(inner: &Inner) {
             break;
         }
     }
+    st.threads -= 1;
 }
