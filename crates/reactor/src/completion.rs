@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use slab::Slab;
 
+use crate::io::ring_datagram::RecvMsgMemory;
 pub(crate) use crate::sys::ring::Completion;
 use crate::sys::ring::{BufPool, Ring};
 
@@ -55,10 +56,10 @@ const POOL_BUFFER_SIZE: usize = 2048;
 
 /// What an operation's completion goes to. Implemented by the io_uring sockets.
 pub(crate) trait CompletionTarget: Send + Sync {
-    /// One completion of an operation this target submitted. `buf` is the memory the
+    /// One completion of an operation this target submitted. `mem` is the memory the
     /// operation owned, given back with its last completion. `cx` submits follow-up
     /// operations and wakes tasks.
-    fn complete(self: Arc<Self>, kind: OpKind, completion: Completion, buf: Option<Vec<u8>>, cx: &mut CompleteCx<'_>);
+    fn complete(self: Arc<Self>, kind: OpKind, completion: Completion, mem: Option<OpMemory>, cx: &mut CompleteCx<'_>);
 
     /// The grace a released target was given ([`RingDriver::linger`]) ran out.
     fn linger_expired(self: Arc<Self>, _driver: &mut RingDriver) {}
@@ -72,13 +73,46 @@ pub(crate) enum OpKind {
     Poll,
     Send,
     Accept,
+    /// A one-shot `recvmsg` into memory the operation owns ([`OpMemory::Msg`]).
+    RecvMsg,
+    /// A one-shot poll for writability (a datagram socket whose send would block).
+    PollOut,
+}
+
+/// Memory an operation's entry points into, owned by the operation until its last
+/// completion (moving it moves no heap memory the kernel was told of).
+#[derive(Debug)]
+pub(crate) enum OpMemory {
+    /// A send's bytes.
+    Bytes(Vec<u8>),
+    /// A `recvmsg`'s header, address, `iovec` and buffer.
+    Msg(Box<RecvMsgMemory>),
+}
+
+impl OpMemory {
+    /// A send's bytes; `None` for any other memory.
+    pub(crate) fn into_bytes(self) -> Option<Vec<u8>> {
+        match self {
+            OpMemory::Bytes(bytes) => Some(bytes),
+            OpMemory::Msg(_) => None,
+        }
+    }
+
+    /// A `recvmsg`'s memory; `None` for any other memory.
+    pub(crate) fn into_msg(self) -> Option<Box<RecvMsgMemory>> {
+        match self {
+            OpMemory::Msg(msg) => Some(msg),
+            OpMemory::Bytes(_) => None,
+        }
+    }
 }
 
 struct Op {
     target: Arc<dyn CompletionTarget>,
     kind: OpKind,
-    /// Memory the kernel reads (a send's bytes) until the last completion.
-    buf: Option<Vec<u8>>,
+    /// Memory the kernel reads or writes (a send's bytes, a `recvmsg`'s header, address
+    /// and buffer) until the last completion.
+    mem: Option<OpMemory>,
 }
 
 /// One loop's ring, its operations in flight and its provided buffers. Lives in the
@@ -155,12 +189,12 @@ impl RingDriver {
     }
 
     /// Queues `entry` for the next select's `io_uring_enter`, its completions to go to
-    /// `target`; `buf` (the memory `entry` points into, if any) stays with the
+    /// `target`; `mem` (the memory `entry` points into, if any) stays with the
     /// operation until its last completion. Returns the operation's key, for a cancel.
     ///
     /// # Safety
     ///
-    /// Whatever `entry` names other than `buf`'s heap memory (the descriptor, the
+    /// Whatever `entry` names other than `mem`'s heap memory (the descriptor, the
     /// buffer group) stays valid until the operation's last completion: `target` must
     /// keep the descriptor open for as long as it is alive.
     pub(crate) unsafe fn submit(
@@ -168,7 +202,7 @@ impl RingDriver {
         target: Arc<dyn CompletionTarget>,
         kind: OpKind,
         entry: io_uring::squeue::Entry,
-        buf: Option<Vec<u8>>,
+        mem: Option<OpMemory>,
     ) -> io::Result<usize> {
         if self.closing && !(kind == OpKind::Send && self.sends_may_finish) {
             return Err(crate::error::LoopShutDown::io_error());
@@ -176,11 +210,11 @@ impl RingDriver {
         let slot = self.ops.vacant_entry();
         let key = slot.key();
         let entry = entry.user_data(key as u64);
-        // SAFETY: the op (with `buf` and `target`, which keeps the descriptor open)
+        // SAFETY: the op (with `mem` and `target`, which keeps the descriptor open)
         // enters the table before the kernel can see the entry, and leaves it only at
         // the last completion.
         unsafe { self.ring.push(&entry)? };
-        slot.insert(Op { target, kind, buf });
+        slot.insert(Op { target, kind, mem });
         Ok(key)
     }
 
@@ -248,9 +282,9 @@ impl RingDriver {
             }
             let key = key as usize;
             let last = !completion.more();
-            let (target, kind, buf) = if last {
+            let (target, kind, mem) = if last {
                 let Some(op) = self.ops.try_remove(key) else { continue };
-                (op.target, op.kind, op.buf)
+                (op.target, op.kind, op.mem)
             } else {
                 let Some(op) = self.ops.get(key) else { continue };
                 (op.target.clone(), op.kind, None)
@@ -261,7 +295,7 @@ impl RingDriver {
                 wakers,
                 remote_wakes: 0,
             };
-            target.complete(kind, completion, buf, &mut cx);
+            target.complete(kind, completion, mem, &mut cx);
             remote += cx.remote_wakes;
         }
         let n = completions.len() as u64;

@@ -72,6 +72,7 @@ impl Ring {
         uring.submitter().register_probe(&mut probe)?;
         let needed = [
             io_uring::opcode::RecvMulti::CODE,
+            io_uring::opcode::RecvMsg::CODE,
             io_uring::opcode::Send::CODE,
             io_uring::opcode::AcceptMulti::CODE,
             io_uring::opcode::PollAdd::CODE,
@@ -80,7 +81,7 @@ impl Ring {
         if !needed.iter().all(|&op| probe.is_supported(op)) {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
-                "the kernel's io_uring lacks an operation netloop needs (recv, send, accept, poll, cancel)",
+                "the kernel's io_uring lacks an operation netloop needs (recv, recvmsg, send, accept, poll, cancel)",
             ));
         }
         Ok(Ring { uring })
