@@ -684,6 +684,7 @@ mod tests {
             v6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
             v6.sin6_port = 53u16.to_be();
             v6.sin6_addr.s6_addr = Ipv6Addr::LOCALHOST.octets();
+            v6.sin6_flowinfo = 0;
             v6.sin6_scope_id = 0;
         }
         assert_eq!(socket_addr(&storage).unwrap(), "[::1]:53".parse().unwrap());
