@@ -29,9 +29,8 @@ use std::time::{Duration, Instant};
 
 use slab::Slab;
 
-use crate::io::ring_datagram::RecvMsgMemory;
 pub(crate) use crate::sys::ring::Completion;
-use crate::sys::ring::{BufPool, Ring};
+use crate::sys::ring::{BufPool, RecvMsgMemory, Ring};
 
 /// `user_data` of the loop's own poll of its epoll instance.
 pub(crate) const EPOLL_POLL: u64 = u64::MAX;

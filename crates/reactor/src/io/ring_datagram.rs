@@ -39,7 +39,7 @@
 //!   submitted; a detached socket's held datagram is still the next receive's.
 
 use std::io;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -52,107 +52,11 @@ use crate::context;
 use crate::core::Core;
 use crate::shared::{Shared, Wake};
 use crate::sync::lock;
+use crate::sys::ring::RecvMsgMemory;
 
 /// The largest datagram a receive takes whole: more than UDP's largest payload
 /// (65,507 bytes over IPv4, 65,527 over IPv6 without jumbograms).
 pub(crate) const MAX_DATAGRAM: usize = 64 * 1024;
-
-/// A `recvmsg`'s memory: the header the kernel reads, the `iovec` it names, the
-/// address and the buffer the kernel writes. Boxed, so that moving it (into the op
-/// table and back) moves none of what the header points at.
-pub(crate) struct RecvMsgMemory {
-    msg: libc::msghdr,
-    iov: libc::iovec,
-    addr: libc::sockaddr_storage,
-    buf: Box<[u8]>,
-}
-
-// SAFETY: the raw pointers in `msg` and `iov` point into this same allocation (set by
-// `prepare`) and are dereferenced only by the kernel while an operation owns the
-// memory; whoever owns the box owns everything they point at.
-unsafe impl Send for RecvMsgMemory {}
-// SAFETY: as above; shared references read only plain data.
-unsafe impl Sync for RecvMsgMemory {}
-
-impl std::fmt::Debug for RecvMsgMemory {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RecvMsgMemory")
-            .field("capacity", &self.buf.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl RecvMsgMemory {
-    /// Memory for one receive of up to `capacity` bytes.
-    pub(crate) fn new(capacity: usize) -> Box<RecvMsgMemory> {
-        Box::new(RecvMsgMemory {
-            // SAFETY: `msghdr`, `iovec` and `sockaddr_storage` are plain C data; all
-            // zeros (null pointers, zero lengths) is a valid value of each.
-            msg: unsafe { std::mem::zeroed() },
-            // SAFETY: as above.
-            iov: unsafe { std::mem::zeroed() },
-            // SAFETY: as above.
-            addr: unsafe { std::mem::zeroed() },
-            buf: vec![0u8; capacity].into_boxed_slice(),
-        })
-    }
-
-    /// Points the header at this allocation's address, `iovec` and buffer, clears the
-    /// address's family (so that nothing stale reads as a sender), and returns the
-    /// header for a `recvmsg` entry. The pointers stay valid while the box lives, since
-    /// the box's contents never move.
-    pub(crate) fn prepare(&mut self) -> *mut libc::msghdr {
-        self.addr.ss_family = 0;
-        self.iov.iov_base = self.buf.as_mut_ptr().cast();
-        self.iov.iov_len = self.buf.len();
-        self.msg.msg_name = std::ptr::addr_of_mut!(self.addr).cast();
-        self.msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-        self.msg.msg_iov = std::ptr::addr_of_mut!(self.iov);
-        self.msg.msg_iovlen = 1;
-        self.msg.msg_control = std::ptr::null_mut();
-        self.msg.msg_controllen = 0;
-        self.msg.msg_flags = 0;
-        std::ptr::addr_of_mut!(self.msg)
-    }
-
-    /// The first `len` bytes received.
-    fn bytes(&self, len: usize) -> &[u8] {
-        &self.buf[..len.min(self.buf.len())]
-    }
-
-    /// The sender the kernel wrote.
-    fn sender(&self) -> io::Result<SocketAddr> {
-        socket_addr(&self.addr)
-    }
-}
-
-/// `addr` as the standard library's address: IPv4 or IPv6, else `InvalidInput`.
-pub(crate) fn socket_addr(addr: &libc::sockaddr_storage) -> io::Result<SocketAddr> {
-    match i32::from(addr.ss_family) {
-        libc::AF_INET => {
-            // SAFETY: the family says the storage holds a `sockaddr_in`;
-            // `sockaddr_storage` is large and aligned enough for any address.
-            let a = unsafe { &*std::ptr::from_ref(addr).cast::<libc::sockaddr_in>() };
-            let ip = Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
-            Ok(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(a.sin_port))))
-        }
-        libc::AF_INET6 => {
-            // SAFETY: the family says the storage holds a `sockaddr_in6`; as above.
-            let a = unsafe { &*std::ptr::from_ref(addr).cast::<libc::sockaddr_in6>() };
-            let ip = Ipv6Addr::from(a.sin6_addr.s6_addr);
-            Ok(SocketAddr::V6(SocketAddrV6::new(
-                ip,
-                u16::from_be(a.sin6_port),
-                a.sin6_flowinfo,
-                a.sin6_scope_id,
-            )))
-        }
-        _ => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "a datagram's sender is not an IP address",
-        )),
-    }
-}
 
 /// What the last `recvmsg` brought and nobody has taken yet.
 #[derive(Debug)]
@@ -648,45 +552,5 @@ impl CompletionTarget for RingDatagram {
         for w in woken {
             cx.wake(w);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The header points into its own allocation, wherever the box is moved; the
-    /// sender's address reads back as written (runs under miri: no kernel).
-    #[test]
-    fn recvmsg_memory_points_into_itself_and_reads_its_sender() {
-        let mut mem = RecvMsgMemory::new(16);
-        let msg = mem.prepare();
-        let moved = mem;
-        // SAFETY: `msg` points into `moved`'s allocation, alive and not borrowed.
-        let (iov, name) = unsafe { ((*msg).msg_iov, (*msg).msg_name) };
-        assert_eq!(iov.cast_const(), std::ptr::addr_of!(moved.iov));
-        assert_eq!(name.cast_const(), std::ptr::addr_of!(moved.addr).cast());
-        assert_eq!(moved.iov.iov_len, 16);
-        assert!(moved.sender().is_err(), "no family: no sender");
-
-        let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-        {
-            // SAFETY: a `sockaddr_in` fits in the storage, which the test owns.
-            let v4 = unsafe { &mut *std::ptr::addr_of_mut!(storage).cast::<libc::sockaddr_in>() };
-            v4.sin_family = libc::AF_INET as libc::sa_family_t;
-            v4.sin_port = 5353u16.to_be();
-            v4.sin_addr.s_addr = u32::from(Ipv4Addr::new(127, 0, 0, 1)).to_be();
-        }
-        assert_eq!(socket_addr(&storage).unwrap(), "127.0.0.1:5353".parse().unwrap());
-        {
-            // SAFETY: as above, for a `sockaddr_in6`.
-            let v6 = unsafe { &mut *std::ptr::addr_of_mut!(storage).cast::<libc::sockaddr_in6>() };
-            v6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-            v6.sin6_port = 53u16.to_be();
-            v6.sin6_addr.s6_addr = Ipv6Addr::LOCALHOST.octets();
-            v6.sin6_flowinfo = 0;
-            v6.sin6_scope_id = 0;
-        }
-        assert_eq!(socket_addr(&storage).unwrap(), "[::1]:53".parse().unwrap());
     }
 }
