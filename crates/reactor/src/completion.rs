@@ -4,23 +4,31 @@
 //! ```text
 //!   task (loop thread)            loop: select                 loop: process I/O
 //!   ───────────────────           ─────────────────────        ─────────────────────────
-//!   submit(target, entry, buf) ─▶ one io_uring_enter: the  ─▶  dispatch: each completion
+//!   submit(target, entry, mem) ─▶ one io_uring_enter: the  ─▶  dispatch: each completion
 //!     op table: key → (target,      turn's entries go in,        finds its op by key,
-//!     buf the kernel reads)         completions come out         target.complete(..)
-//!                                                                (single-shot: the op and
-//!                                                                 its buffer leave the
-//!                                                                 table only now)
+//!     mem the kernel reads or       completions come out         target.complete(.., mem)
+//!     writes)                                                    (single-shot: the op and
+//!                                                                 its memory leave the
+//!   cancel(key) / drop of the ──▶ the cancel goes in; the       table only now, the
+//!   target's owner: the op and    op's completion (ECANCELED,   memory handed back to
+//!   its memory stay in the table  or its result if it won)      the target)
+//!   until that completion         still comes out
 //! ```
 //!
+//! `mem` ([`OpMemory`]) is a send's bytes, or a `recvmsg`'s one heap allocation (its
+//! header, `iovec`, address and buffer, which point only into it: moving the box into
+//! the table and back moves none of them). Receives into the loop's provided buffers
+//! own no memory of their own: the pool's buffers are lent by the ring (`sys::ring`).
+//!
 //! Who owns what: an entry's `user_data` is its op's key. The op, and with it the
-//! target (`Arc`) and any buffer the kernel reads or writes, stays in the table until
+//! target (`Arc`) and any memory the kernel reads or writes, stays in the table until
 //! the operation's last completion (no `MORE` flag) arrives, however early the task
-//! that asked for it drops its stream. A target's descriptor therefore stays open while
+//! that asked for it drops its socket. A target's descriptor therefore stays open while
 //! any entry naming it may still be submitted or run. On shutdown the loop cancels
 //! everything and waits for the last completion before the ring, the table and the
 //! buffer pool go ([`RingDriver::drain`]).
 //!
-//! This module knows nothing of streams: a target is any [`CompletionTarget`].
+//! This module knows nothing of sockets: a target is any [`CompletionTarget`].
 
 use std::io;
 use std::sync::{Arc, Weak};
