@@ -16,8 +16,8 @@
 //! ```
 //!
 //! `mem` ([`OpMemory`]) is a send's bytes, or a `recvmsg`'s one heap allocation (its
-//! header, `iovec`, address and buffer, which point only into it: moving the box into
-//! the table and back moves none of them). Receives into the loop's provided buffers
+//! header, `iovec`, address and buffer, which point only into it: moving its handle
+//! into the table and back moves none of them). Receives into the loop's provided buffers
 //! own no memory of their own: the pool's buffers are lent by the ring (`sys::ring`).
 //!
 //! Who owns what: an entry's `user_data` is its op's key. The op, and with it the
@@ -93,7 +93,7 @@ pub(crate) enum OpMemory {
     /// A send's bytes.
     Bytes(Vec<u8>),
     /// A `recvmsg`'s header, address, `iovec` and buffer.
-    Msg(Box<RecvMsgMemory>),
+    Msg(RecvMsgMemory),
 }
 
 impl OpMemory {
@@ -106,7 +106,7 @@ impl OpMemory {
     }
 
     /// A `recvmsg`'s memory; `None` for any other memory.
-    pub(crate) fn into_msg(self) -> Option<Box<RecvMsgMemory>> {
+    pub(crate) fn into_msg(self) -> Option<RecvMsgMemory> {
         match self {
             OpMemory::Msg(msg) => Some(msg),
             OpMemory::Bytes(_) => None,

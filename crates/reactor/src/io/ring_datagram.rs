@@ -61,7 +61,7 @@ pub(crate) const MAX_DATAGRAM: usize = 64 * 1024;
 /// What the last `recvmsg` brought and nobody has taken yet.
 #[derive(Debug)]
 enum Held {
-    Datagram { mem: Box<RecvMsgMemory>, len: usize },
+    Datagram { mem: RecvMsgMemory, len: usize },
     Error(i32),
 }
 
@@ -75,7 +75,7 @@ struct State {
     /// A read poll said readable and no receive has found nothing since.
     readable: bool,
     /// Memory for the next `recvmsg`.
-    spare: Option<Box<RecvMsgMemory>>,
+    spare: Option<RecvMsgMemory>,
     reader: Waiters,
     /// Writable as tokio counts it: cleared when a send would block, set again when
     /// the write poll fires.

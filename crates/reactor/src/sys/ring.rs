@@ -12,6 +12,7 @@
 
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::ptr::NonNull;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -212,34 +213,43 @@ impl std::fmt::Debug for Ring {
 }
 
 /// A `recvmsg`'s memory: the header the kernel reads, the `iovec` it names, the
-/// address and the buffer the kernel writes. Boxed, so that moving it (into the op
-/// table and back) moves none of what the header points at.
+/// address and the buffer the kernel writes, in one heap allocation at a fixed address.
+///
+/// Held by a raw pointer, not a `Box`: moving a `Box` asserts that nothing else points
+/// into it, while the header, its `iovec` and the kernel do (miri's Stacked Borrows
+/// reports the `Box` form). Moving the handle (into the op table and back) moves none
+/// of the memory; it is freed when the handle drops, which its owner does only once no
+/// operation names it.
 pub(crate) struct RecvMsgMemory {
+    parts: NonNull<RecvMsgParts>,
+}
+
+struct RecvMsgParts {
     msg: libc::msghdr,
     iov: libc::iovec,
     addr: libc::sockaddr_storage,
-    buf: Box<[u8]>,
+    buf: Vec<u8>,
 }
 
-// SAFETY: the raw pointers in `msg` and `iov` point into this same allocation (set by
-// `prepare`) and are dereferenced only by the kernel while an operation owns the
-// memory; whoever owns the box owns everything they point at.
+// SAFETY: the handle owns its allocation alone; the raw pointers inside point into that
+// allocation (set by `prepare`) and are dereferenced only by the kernel while an
+// operation owns the handle.
 unsafe impl Send for RecvMsgMemory {}
-// SAFETY: as above; shared references read only plain data.
+// SAFETY: as above; `&self` methods only read plain data.
 unsafe impl Sync for RecvMsgMemory {}
 
 impl std::fmt::Debug for RecvMsgMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RecvMsgMemory")
-            .field("capacity", &self.buf.len())
+            .field("capacity", &self.parts().buf.len())
             .finish_non_exhaustive()
     }
 }
 
 impl RecvMsgMemory {
     /// Memory for one receive of up to `capacity` bytes.
-    pub(crate) fn new(capacity: usize) -> Box<RecvMsgMemory> {
-        Box::new(RecvMsgMemory {
+    pub(crate) fn new(capacity: usize) -> RecvMsgMemory {
+        let parts = Box::new(RecvMsgParts {
             // SAFETY: `msghdr`, `iovec` and `sockaddr_storage` are plain C data; all
             // zeros (null pointers, zero lengths) is a valid value of each.
             msg: unsafe { std::mem::zeroed() },
@@ -247,36 +257,60 @@ impl RecvMsgMemory {
             iov: unsafe { std::mem::zeroed() },
             // SAFETY: as above.
             addr: unsafe { std::mem::zeroed() },
-            buf: vec![0u8; capacity].into_boxed_slice(),
-        })
+            buf: vec![0u8; capacity],
+        });
+        RecvMsgMemory {
+            parts: NonNull::from(Box::leak(parts)),
+        }
     }
 
     /// Points the header at this allocation's address, `iovec` and buffer, clears the
     /// address's family (so that nothing stale reads as a sender), and returns the
-    /// header for a `recvmsg` entry. The pointers stay valid while the box lives, since
-    /// the box's contents never move.
+    /// header for a `recvmsg` entry. The pointers stay valid until the handle drops.
     pub(crate) fn prepare(&mut self) -> *mut libc::msghdr {
-        self.addr.ss_family = 0;
-        self.iov.iov_base = self.buf.as_mut_ptr().cast();
-        self.iov.iov_len = self.buf.len();
-        self.msg.msg_name = std::ptr::addr_of_mut!(self.addr).cast();
-        self.msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-        self.msg.msg_iov = std::ptr::addr_of_mut!(self.iov);
-        self.msg.msg_iovlen = 1;
-        self.msg.msg_control = std::ptr::null_mut();
-        self.msg.msg_controllen = 0;
-        self.msg.msg_flags = 0;
-        std::ptr::addr_of_mut!(self.msg)
+        let p = self.parts.as_ptr();
+        // SAFETY: `p` is the handle's live allocation, which nothing else reaches now
+        // (`&mut self`: no operation holds the handle). Every field is written through
+        // `p`, and every pointer stored is derived from `p`, so each stays usable
+        // however the handle moves.
+        unsafe {
+            (*p).addr.ss_family = 0;
+            (*p).iov.iov_base = (*p).buf.as_mut_ptr().cast();
+            (*p).iov.iov_len = (*p).buf.len();
+            (*p).msg.msg_name = std::ptr::addr_of_mut!((*p).addr).cast();
+            (*p).msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            (*p).msg.msg_iov = std::ptr::addr_of_mut!((*p).iov);
+            (*p).msg.msg_iovlen = 1;
+            (*p).msg.msg_control = std::ptr::null_mut();
+            (*p).msg.msg_controllen = 0;
+            (*p).msg.msg_flags = 0;
+            std::ptr::addr_of_mut!((*p).msg)
+        }
+    }
+
+    fn parts(&self) -> &RecvMsgParts {
+        // SAFETY: the allocation lives until the handle drops; the caller of any
+        // method holds the handle, so no operation (the kernel) writes it meanwhile.
+        unsafe { self.parts.as_ref() }
     }
 
     /// The first `len` bytes received.
     pub(crate) fn bytes(&self, len: usize) -> &[u8] {
-        &self.buf[..len.min(self.buf.len())]
+        let buf = &self.parts().buf;
+        &buf[..len.min(buf.len())]
     }
 
     /// The sender the kernel wrote.
     pub(crate) fn sender(&self) -> io::Result<SocketAddr> {
-        socket_addr(&self.addr)
+        socket_addr(&self.parts().addr)
+    }
+}
+
+impl Drop for RecvMsgMemory {
+    fn drop(&mut self) {
+        // SAFETY: made by `Box::leak` in `new`, freed once, here; no operation names it
+        // any more (an operation owns the handle until its completion).
+        drop(unsafe { Box::from_raw(self.parts.as_ptr()) });
     }
 }
 
@@ -509,19 +543,31 @@ mod tests {
         drop(pool);
     }
 
-    /// The header points into its own allocation, wherever the box is moved; the
+    /// The header points into its own allocation, wherever the handle is moved, and
+    /// stays usable (as the kernel uses it) across reads through the handle; the
     /// sender's address reads back as written (runs under miri: no kernel).
     #[test]
     fn recvmsg_memory_points_into_itself_and_reads_its_sender() {
         let mut mem = RecvMsgMemory::new(16);
         let msg = mem.prepare();
-        let moved = mem;
-        // SAFETY: `msg` points into `moved`'s allocation, alive and not borrowed.
-        let (iov, name) = unsafe { ((*msg).msg_iov, (*msg).msg_name) };
-        assert_eq!(iov.cast_const(), std::ptr::addr_of!(moved.iov));
-        assert_eq!(name.cast_const(), std::ptr::addr_of!(moved.addr).cast());
-        assert_eq!(moved.iov.iov_len, 16);
+        // Moved, and through a function (a `Box` would be retagged unique here).
+        let moved = std::hint::black_box(mem);
+        let parts = moved.parts.as_ptr();
+        // SAFETY: `msg` points into `moved`'s allocation, alive and not borrowed; the
+        // "kernel" writes a datagram and a family through the header's pointers.
+        unsafe {
+            let iov = (*msg).msg_iov;
+            assert_eq!(iov.cast_const(), std::ptr::addr_of!((*parts).iov));
+            assert_eq!((*msg).msg_name.cast_const(), std::ptr::addr_of!((*parts).addr).cast());
+            assert_eq!((*iov).iov_len, 16);
+            std::ptr::write_bytes((*iov).iov_base.cast::<u8>(), 7, 3);
+        }
+        assert_eq!(moved.bytes(3), [7, 7, 7]);
         assert!(moved.sender().is_err(), "no family: no sender");
+        // SAFETY: as above, after a read through the handle.
+        unsafe { (*(*msg).msg_name.cast::<libc::sockaddr_in>()).sin_family = libc::AF_INET as libc::sa_family_t };
+        assert_eq!(moved.sender().unwrap(), "0.0.0.0:0".parse().unwrap());
+        assert_eq!(moved.bytes(100).len(), 16, "cut to the buffer");
 
         let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
         {
