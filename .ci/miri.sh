@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The unsafe code under miri (issue 36; docs/ARCHITECTURE.md): the reactor's unit tests
 # of the task layer, the block cache, the inbox, the readiness code (with the
-# registration set and the loop core's queue cells), the run queue, the idle spin and
-# the timing wheel, under Stacked Borrows; the unsafe-heavy part of them again under
-# Tree Borrows; and netloop-sync's unit tests.
+# registration set and the loop core's queue cells), the run queue, the idle spin, the
+# io_uring buffer pool and recvmsg memory, and the timing wheel, under Stacked Borrows;
+# the unsafe-heavy part of them again under Tree Borrows; and netloop-sync's unit
+# tests.
 #
 # Skipped (--skip, by name), all stress or model tests that miri runs for minutes each
 # (an interpreter, it runs them thousands of times slower than native code) and whose code paths the tests
@@ -72,7 +73,7 @@ step "netloop-reactor, Stacked Borrows"
 MIRIFLAGS="$isolation" cargo +nightly miri test -p netloop-reactor --lib -- \
   "${reactor_filters[@]}" "${reactor_skips[@]}"
 
-step "netloop-reactor, Tree Borrows (task layer, block cache, readiness, registration set, core, the io_uring buffer pool)"
+step "netloop-reactor, Tree Borrows (task layer, block cache, readiness, registration set, core, the io_uring buffer pool, a recvmsg's memory)"
 MIRIFLAGS="$isolation -Zmiri-tree-borrows" cargo +nightly miri test -p netloop-reactor --lib -- \
   task:: block_cache:: io::readiness:: io::registration_set:: core::tests sys::ring::tests \
   --skip a_full_class_frees_what_does_not_fit \

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use netloop::event_loop::{EventLoopHandle, IoDriver};
 use netloop::io::{AsyncReadExt, AsyncWriteExt};
-use netloop::net::{TcpListener, TcpStream};
+use netloop::net::{TcpListener, TcpStream, UdpSocket};
 use netloop::runtime::{Builder, Runtime};
 
 fn ring_runtime(workers: usize) -> Option<Runtime> {
@@ -1636,4 +1636,326 @@ fn writable_after_shutdown_on_epoll() {
         .unwrap()
     });
     assert_eq!(writable, Ok(()));
+}
+
+// UDP sockets on the ring.
+
+/// Runs `f` as a task of the runtime's loop: a socket first used there goes on the ring.
+fn on_the_loop<F>(rt: &Runtime, f: F) -> F::Output
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    within(rt, async { netloop::spawn(f).await.unwrap() })
+}
+
+async fn udp_socket() -> UdpSocket {
+    UdpSocket::bind("127.0.0.1:0").await.unwrap()
+}
+
+/// Arms `socket`'s receive on the ring (a `try_recv` that finds nothing does) and lets
+/// the loop submit it, so that what is sent next arrives through a `recvmsg`.
+async fn arm_receive(socket: &UdpSocket) {
+    let mut none = [0u8; 1];
+    assert_eq!(
+        socket.try_recv(&mut none).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "nothing to receive yet"
+    );
+    netloop::time::sleep(Duration::from_millis(20)).await;
+}
+
+/// A UDP socket bound and used on its io_uring loop's thread leaves epoll and is on the
+/// ring: datagrams round trip with their senders, received directly (sent before the
+/// receive) and through the ring's `recvmsg` (sent after it was armed). `into_std`
+/// leaves the ring. A socket first used off the loops stays on readiness and works.
+#[test]
+fn udp_sockets_on_an_io_uring_loop_use_the_ring() {
+    let Some(rt) = ring_runtime(1) else { return };
+    on_the_loop(&rt, async {
+        let (a, b) = (udp_socket().await, udp_socket().await);
+        let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+        assert!(!watched_by_epoll(&a), "a socket bound on an io_uring loop left epoll");
+        a.send_to(b"ping", b_addr).await.unwrap();
+        let mut buf = [0u8; 16];
+        assert_eq!(b.recv_from(&mut buf).await.unwrap(), (4, a_addr));
+        assert_eq!(&buf[..4], b"ping");
+        assert!(
+            a.is_on_ring() && b.is_on_ring(),
+            "UDP sockets on an io_uring loop use the ring"
+        );
+
+        arm_receive(&a).await;
+        b.send_to(b"pong", a_addr).await.unwrap();
+        assert_eq!(a.recv_from(&mut buf).await.unwrap(), (4, b_addr));
+        assert_eq!(&buf[..4], b"pong");
+
+        if let Ok(v6) = UdpSocket::bind("[::1]:0").await {
+            let v6_addr = v6.local_addr().unwrap();
+            let peer = UdpSocket::bind("[::1]:0").await.unwrap();
+            arm_receive(&v6).await;
+            peer.send_to(b"six", v6_addr).await.unwrap();
+            assert_eq!(v6.recv_from(&mut buf).await.unwrap(), (3, peer.local_addr().unwrap()));
+            assert!(v6.is_on_ring());
+        }
+
+        let std_b = b.into_std().unwrap();
+        std_b.set_nonblocking(false).unwrap();
+        std_b.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        a.send_to(b"std", b_addr).await.unwrap();
+        assert_eq!(std_b.recv_from(&mut buf).unwrap(), (3, a_addr));
+    });
+    within(&rt, async {
+        let (c, d) = (udp_socket().await, udp_socket().await);
+        c.send_to(b"off", d.local_addr().unwrap()).await.unwrap();
+        let mut buf = [0u8; 8];
+        assert_eq!(d.recv(&mut buf).await.unwrap(), 3);
+        assert!(
+            !c.is_on_ring() && !d.is_on_ring(),
+            "first used off the loops: readiness"
+        );
+    });
+}
+
+/// A datagram larger than the buffer is cut to fit and the rest discarded (the next
+/// receive gets the next datagram), whether it was received directly or through the
+/// ring; a peek cuts it too and leaves it whole for the receive.
+#[test]
+fn a_udp_datagram_bigger_than_the_buffer_is_truncated() {
+    let Some(rt) = ring_runtime(1) else { return };
+    on_the_loop(&rt, async {
+        let (a, b) = (udp_socket().await, udp_socket().await);
+        let b_addr = b.local_addr().unwrap();
+        let big: Vec<u8> = (0..100u8).collect();
+        for armed in [false, true] {
+            if armed {
+                arm_receive(&b).await;
+            }
+            a.send_to(&big, b_addr).await.unwrap();
+            a.send_to(b"end", b_addr).await.unwrap();
+            let mut small = [0u8; 4];
+            assert_eq!(b.peek(&mut small).await.unwrap(), 4);
+            assert_eq!(small, [0, 1, 2, 3]);
+            let mut eight = [0u8; 8];
+            assert_eq!(b.recv(&mut eight).await.unwrap(), 8, "armed: {armed}");
+            assert_eq!(&eight[..], &big[..8]);
+            assert_eq!(b.recv(&mut eight).await.unwrap(), 3, "the rest was discarded");
+            assert_eq!(&eight[..3], b"end");
+        }
+        assert!(b.is_on_ring());
+    });
+}
+
+/// A 65,000-byte datagram is received whole into a large enough buffer, directly and
+/// through the ring's `recvmsg`.
+#[test]
+fn a_65000_byte_udp_datagram_arrives_whole() {
+    let Some(rt) = ring_runtime(1) else { return };
+    on_the_loop(&rt, async {
+        let (a, b) = (udp_socket().await, udp_socket().await);
+        let b_addr = b.local_addr().unwrap();
+        let big: Vec<u8> = (0..65_000u32).map(|i| (i % 251) as u8).collect();
+        for armed in [false, true] {
+            if armed {
+                arm_receive(&b).await;
+            }
+            assert_eq!(a.send_to(&big, b_addr).await.unwrap(), 65_000);
+            let mut buf = vec![0u8; 65_536];
+            let (n, from) = b.recv_from(&mut buf).await.unwrap();
+            assert_eq!((n, from), (65_000, a.local_addr().unwrap()), "armed: {armed}");
+            assert!(buf[..n] == big[..], "armed: {armed}");
+        }
+        assert!(b.is_on_ring());
+    });
+}
+
+/// `peek` leaves the datagram for `recv` (with its sender, `peek_sender` too); after
+/// the receive nothing is left. A datagram the ring received stays the next receive's
+/// when the socket leaves the ring for readiness (`ready`).
+#[test]
+fn udp_peek_leaves_the_datagram_for_recv() {
+    use netloop::io::Interest;
+    let Some(rt) = ring_runtime(1) else { return };
+    on_the_loop(&rt, async {
+        let (a, b) = (udp_socket().await, udp_socket().await);
+        let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+        let mut buf = [0u8; 16];
+        for armed in [false, true] {
+            if armed {
+                arm_receive(&b).await;
+            }
+            a.send_to(b"first", b_addr).await.unwrap();
+            assert_eq!(b.peek_from(&mut buf).await.unwrap(), (5, a_addr));
+            assert_eq!(b.peek_sender().await.unwrap(), a_addr);
+            assert_eq!(b.try_peek_from(&mut buf).unwrap(), (5, a_addr));
+            buf = [0; 16];
+            assert_eq!(b.recv_from(&mut buf).await.unwrap(), (5, a_addr));
+            assert_eq!(&buf[..5], b"first");
+            assert_eq!(
+                b.try_recv(&mut buf).unwrap_err().kind(),
+                std::io::ErrorKind::WouldBlock,
+                "armed: {armed}"
+            );
+        }
+        assert!(b.is_on_ring());
+
+        // Held by the ring (the receive armed ahead took it), then readiness asked for.
+        netloop::time::sleep(Duration::from_millis(20)).await;
+        a.send_to(b"held", b_addr).await.unwrap();
+        b.readable().await.unwrap();
+        let ready = b.ready(Interest::READABLE).await.unwrap();
+        assert!(ready.is_readable());
+        assert!(!b.is_on_ring(), "ready() leaves the ring");
+        assert_eq!(b.recv_from(&mut buf).await.unwrap(), (4, a_addr));
+        assert_eq!(&buf[..4], b"held");
+        a.send_to(b"next", b_addr).await.unwrap();
+        assert_eq!(b.recv_from(&mut buf).await.unwrap(), (4, a_addr));
+        assert_eq!(&buf[..4], b"next");
+    });
+}
+
+/// `try_recv` says `WouldBlock` while nothing is there and succeeds once `readable`
+/// says so, whether `readable` waited on a poll (nothing armed) or on the armed receive.
+#[test]
+fn udp_try_recv_would_block_then_ok() {
+    let Some(rt) = ring_runtime(1) else { return };
+    on_the_loop(&rt, async {
+        let (a, b) = (udp_socket().await, udp_socket().await);
+        let b_addr = b.local_addr().unwrap();
+        let mut buf = [0u8; 16];
+        // Nothing armed: `readable` waits on a poll.
+        let send_later = async {
+            netloop::time::sleep(Duration::from_millis(20)).await;
+            a.send_to(b"one", b_addr).await.unwrap();
+        };
+        let (readable, ()) = netloop::join!(b.readable(), send_later);
+        readable.unwrap();
+        assert_eq!(b.try_recv(&mut buf).unwrap(), 3);
+        assert!(b.is_on_ring());
+        // This WouldBlock arms the receive: `readable` waits on it.
+        assert_eq!(b.try_recv(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+        let send_later = async {
+            netloop::time::sleep(Duration::from_millis(20)).await;
+            a.send_to(b"two!", b_addr).await.unwrap();
+        };
+        let (readable, ()) = netloop::join!(b.readable(), send_later);
+        readable.unwrap();
+        assert_eq!(b.try_recv(&mut buf).unwrap(), 4);
+        assert_eq!(&buf[..4], b"two!");
+        assert_eq!(b.try_recv(&mut buf).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+    });
+}
+
+/// Connected sockets `send` and `recv`; a connected socket whose peer is gone gets the
+/// ICMP error as `ConnectionRefused` from `recv`, received directly or by the ring's
+/// armed `recvmsg`.
+#[test]
+fn connected_udp_sockets_and_connection_refused() {
+    let Some(rt) = ring_runtime(1) else { return };
+    on_the_loop(&rt, async {
+        let (a, b) = (udp_socket().await, udp_socket().await);
+        a.connect(b.local_addr().unwrap()).await.unwrap();
+        b.connect(a.local_addr().unwrap()).await.unwrap();
+        let mut buf = [0u8; 16];
+        for round in 0..3u8 {
+            a.send(&[round; 3]).await.unwrap();
+            assert_eq!(b.recv(&mut buf).await.unwrap(), 3);
+            assert_eq!(buf[..3], [round; 3]);
+            b.send(&[round; 5]).await.unwrap();
+            assert_eq!(a.recv(&mut buf).await.unwrap(), 5);
+        }
+        assert!(a.is_on_ring() && b.is_on_ring());
+
+        for armed in [false, true] {
+            let gone = udp_socket().await;
+            let gone_addr = gone.local_addr().unwrap();
+            drop(gone);
+            let c = udp_socket().await;
+            c.connect(gone_addr).await.unwrap();
+            if armed {
+                arm_receive(&c).await;
+            }
+            c.send(b"anyone?").await.unwrap();
+            let err = c.recv(&mut buf).await.unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused, "armed: {armed}");
+            assert!(c.is_on_ring());
+        }
+    });
+}
+
+/// Dropping a socket with a receive armed cancels it at once on the loop's thread: its
+/// port is free when the drop returns, and a new socket bound to it works.
+#[test]
+fn a_dropped_udp_socket_with_a_receive_armed_frees_its_port() {
+    let Some(rt) = ring_runtime(1) else { return };
+    on_the_loop(&rt, async {
+        let a = udp_socket().await;
+        for _ in 0..50 {
+            let b = udp_socket().await;
+            let b_addr = b.local_addr().unwrap();
+            arm_receive(&b).await;
+            assert!(b.is_on_ring());
+            drop(b);
+            let again = UdpSocket::bind(b_addr)
+                .await
+                .expect("the port is free once the socket is dropped");
+            a.send_to(b"again", b_addr).await.unwrap();
+            let mut buf = [0u8; 8];
+            assert_eq!(again.recv(&mut buf).await.unwrap(), 5);
+        }
+    });
+}
+
+/// Many datagrams sent while the receiver waits (a receive armed) all arrive, whole
+/// and in order, when they fit in the socket's buffer.
+#[test]
+fn many_queued_udp_datagrams_are_all_received() {
+    let Some(rt) = ring_runtime(1) else { return };
+    on_the_loop(&rt, async {
+        let (a, b) = (udp_socket().await, udp_socket().await);
+        let b_addr = b.local_addr().unwrap();
+        for burst in 0..3u32 {
+            if burst > 0 {
+                arm_receive(&b).await;
+            }
+            for i in 0..64u32 {
+                let mut d = vec![(i % 256) as u8; 512];
+                d[..4].copy_from_slice(&(burst * 64 + i).to_be_bytes());
+                a.send_to(&d, b_addr).await.unwrap();
+            }
+            let mut buf = [0u8; 1024];
+            for i in 0..64u32 {
+                let n = b.recv(&mut buf).await.unwrap();
+                assert_eq!(n, 512);
+                assert_eq!(u32::from_be_bytes(buf[..4].try_into().unwrap()), burst * 64 + i);
+                assert!(buf[4..n].iter().all(|&x| x == (i % 256) as u8));
+            }
+        }
+        assert!(b.is_on_ring());
+    });
+}
+
+/// Shutting the runtime down while a task awaits `recv_from` on the ring: the receive
+/// is cancelled, nothing hangs, and the socket's port is free afterwards.
+#[test]
+fn runtime_shutdown_with_a_udp_receive_armed() {
+    let Some(rt) = ring_runtime(1) else { return };
+    let addr = on_the_loop(&rt, async {
+        let socket = udp_socket().await;
+        let addr = socket.local_addr().unwrap();
+        netloop::spawn(async move {
+            let mut buf = [0u8; 64];
+            while socket.recv_from(&mut buf).await.is_ok() {}
+        });
+        netloop::time::sleep(Duration::from_millis(20)).await;
+        addr
+    });
+    let started = std::time::Instant::now();
+    drop(rt);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "shutdown waited {:?}",
+        started.elapsed()
+    );
+    std::net::UdpSocket::bind(addr).expect("the port is free after the runtime's shutdown");
 }

@@ -92,7 +92,7 @@ macro_rules! evented_socket {
             /// this thread's loop (or the runtime's next).
             $(
             #[doc = concat!(
-                "\n\nnetloop: on a loop that runs on io_uring the stream is placed as a ",
+                "\n\nnetloop: on a loop that runs on io_uring the socket is placed as a ",
                 stringify!($placed),
                 " one is: on the ring at its first use on such a loop's thread \
                  (see `docs/io-uring.md`)."

@@ -82,7 +82,7 @@ pub(crate) fn poll_read_into<S: mio::event::Source, A>(
 
 /// The largest datagram (UDP's limit, and more than a Unix socket carries by
 /// default): the most one `recv_buf` takes.
-const MAX_DATAGRAM: usize = 64 * 1024;
+pub(crate) const MAX_DATAGRAM: usize = 64 * 1024;
 
 /// Runs `recv` into a zeroed buffer as large as `buf`'s spare capacity (up to a
 /// datagram's size) and appends what it received: no uninitialized memory is handed to

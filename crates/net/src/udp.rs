@@ -1,14 +1,15 @@
 //! `UdpSocket`: datagrams on an event loop (tokio's `net::UdpSocket`).
 
+use std::future::poll_fn;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use netloop_io::ReadBuf;
-use netloop_reactor::io::{Direction, PollEvented};
+use netloop_reactor::io::{DatagramIo, Direction};
 
 use crate::addr::{ToSocketAddrs, try_each_addr};
-use crate::registration::{io_shared, poll_read_into, recv_from_into};
+use crate::registration::MAX_DATAGRAM;
 
 /// A UDP socket (tokio's `net::UdpSocket`).
 ///
@@ -16,6 +17,10 @@ use crate::registration::{io_shared, poll_read_into, recv_from_into};
 /// loop, off the loops). Every method takes `&self`, so one socket may be shared
 /// through an `Arc` by a sending and a receiving task; several tasks may await
 /// `recv_from` at once, each datagram going to one of them.
+///
+/// netloop: on a loop that runs on io_uring, a socket first used on such a loop's
+/// thread receives through the ring (see `docs/io-uring.md`); sends are the socket's
+/// own `sendto` either way.
 ///
 /// ```
 /// use netloop_net::UdpSocket;
@@ -33,7 +38,7 @@ use crate::registration::{io_shared, poll_read_into, recv_from_into};
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct UdpSocket {
-    io: PollEvented<mio::net::UdpSocket>,
+    io: DatagramIo,
 }
 
 impl UdpSocket {
@@ -41,9 +46,25 @@ impl UdpSocket {
     /// success or the last error (`AddrInUse` for a port in use).
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
         try_each_addr(addr, |addr| {
-            std::future::ready(mio::net::UdpSocket::bind(addr).and_then(UdpSocket::new))
+            std::future::ready(
+                mio::net::UdpSocket::bind(addr)
+                    .and_then(UdpSocket::new)
+                    .and_then(UdpSocket::bound),
+            )
         })
         .await
+    }
+
+    /// A socket just bound or taken from the standard library: on a loop that runs on
+    /// io_uring, placed at its first use (see [`DatagramIo::bound`]).
+    fn bound(self) -> io::Result<UdpSocket> {
+        Ok(UdpSocket { io: self.io.bound()? })
+    }
+
+    /// netloop: true while the socket receives through its loop's io_uring ring (see
+    /// `docs/io-uring.md`); decided at its first use.
+    pub fn is_on_ring(&self) -> bool {
+        self.io.is_on_ring()
     }
 
     forward_to_socket! {
@@ -59,7 +80,58 @@ impl UdpSocket {
         try_each_addr(addr, |addr| std::future::ready(self.io.get_ref().connect(addr))).await
     }
 
-    datagram_methods!();
+    readiness_methods!(stream);
+
+    /// Polls for read readiness (only the last waker is woken).
+    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_ready(cx, Direction::Read, false)
+    }
+
+    /// Polls for write readiness (only the last waker is woken).
+    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_ready(cx, Direction::Write, false)
+    }
+
+    /// Sends `buf` to the connected peer; returns the bytes sent.
+    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.io.poll_send(cx, true, |s| s.send(buf))).await
+    }
+
+    /// Polls to send `buf` to the connected peer.
+    pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_send(cx, false, |s| s.send(buf))
+    }
+
+    /// Sends without waiting; `WouldBlock` if the socket is not ready.
+    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.try_send(|s| s.send(buf))
+    }
+
+    /// Receives one datagram from the connected peer into `buf`; a datagram larger
+    /// than `buf` is cut to fit (the rest is lost, as with `recv(2)`).
+    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.recv_from(buf).await.map(|(n, _)| n)
+    }
+
+    /// Polls to receive one datagram into `buf`'s unfilled part.
+    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        self.poll_recv_from(cx, buf).map_ok(drop)
+    }
+
+    /// Receives without waiting; `WouldBlock` if nothing is there.
+    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.try_recv_from(buf).map(|(n, _)| n)
+    }
+
+    /// Receives one datagram from the connected peer into the spare capacity of `buf`.
+    pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.recv_buf_from(buf).await.map(|(n, _)| n)
+    }
+
+    /// [`recv_buf`](Self::recv_buf) without waiting.
+    pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.try_recv_buf_from(buf).map(|(n, _)| n)
+    }
 
     /// Sends `buf` to `target` (the first address it resolves to).
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
@@ -69,65 +141,65 @@ impl UdpSocket {
             .await?
             .next()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no addresses to send data to"))?;
-        io_shared(&self.io, Direction::Write, |s| s.send_to(buf, target)).await
+        poll_fn(|cx| self.io.poll_send(cx, true, |s| s.send_to(buf, target))).await
     }
 
     /// Polls to send `buf` to `target`.
     pub fn poll_send_to(&self, cx: &mut Context<'_>, buf: &[u8], target: SocketAddr) -> Poll<io::Result<usize>> {
-        self.io.poll_write_io(cx, |s| s.send_to(buf, target))
+        self.io.poll_send(cx, false, |s| s.send_to(buf, target))
     }
 
     /// Sends to `target` without waiting.
     pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
-        self.io.try_io(Direction::Write, |s| s.send_to(buf, target))
+        self.io.try_send(|s| s.send_to(buf, target))
     }
 
     /// Receives one datagram and its sender's address; cut to fit `buf` if larger.
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        io_shared(&self.io, Direction::Read, |s| s.recv_from(buf)).await
+        poll_fn(|cx| self.io.poll_recv_from(cx, buf, false, true)).await
     }
 
     /// Polls to receive one datagram into `buf`'s unfilled part; returns its sender.
     pub fn poll_recv_from(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<SocketAddr>> {
-        poll_read_into(&self.io, cx, buf, |s, b| s.recv_from(b))
+        self.poll_into(cx, buf, false)
     }
 
     /// Receives with its sender without waiting.
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io.try_io(Direction::Read, |s| s.recv_from(buf))
+        self.io.try_recv_from(buf, false)
     }
 
     /// Receives the next datagram and its sender without removing it from the queue.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        io_shared(&self.io, Direction::Read, |s| s.peek_from(buf)).await
+        poll_fn(|cx| self.io.poll_recv_from(cx, buf, true, true)).await
     }
 
     /// Polls to receive the next datagram into `buf`'s unfilled part, with its sender,
     /// without removing it from the queue.
     pub fn poll_peek_from(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<SocketAddr>> {
-        poll_read_into(&self.io, cx, buf, |s, b| s.peek_from(b))
+        self.poll_into(cx, buf, true)
     }
 
     /// [`peek_from`](Self::peek_from) without waiting.
     pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io.try_io(Direction::Read, |s| s.peek_from(buf))
+        self.io.try_recv_from(buf, true)
     }
 
     /// Receives the next datagram from the connected peer without removing it from
     /// the queue; cut to fit `buf` if larger.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        io_shared(&self.io, Direction::Read, |s| s.peek(buf)).await
+        self.peek_from(buf).await.map(|(n, _)| n)
     }
 
     /// Polls to receive the connected peer's next datagram into `buf`'s unfilled part,
     /// without removing it from the queue.
     pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        poll_read_into(&self.io, cx, buf, |s, b| Ok((s.peek(b)?, ())))
+        self.poll_into(cx, buf, true).map_ok(drop)
     }
 
     /// [`peek`](Self::peek) without waiting.
     pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.try_io(Direction::Read, |s| s.peek(buf))
+        self.try_peek_from(buf).map(|(n, _)| n)
     }
 
     /// The sender of the next datagram, without removing it.
@@ -140,7 +212,7 @@ impl UdpSocket {
     pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
         let mut none = [0u8; 0];
         self.io
-            .poll_read_io(cx, |s| s.peek_from(&mut none))
+            .poll_recv_from(cx, &mut none, true, false)
             .map_ok(|(_, from)| from)
     }
 
@@ -152,13 +224,27 @@ impl UdpSocket {
 
     /// Receives one datagram into the spare capacity of `buf`, with its sender.
     pub async fn recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
-        io_shared(&self.io, Direction::Read, |s| recv_from_into(buf, |b| s.recv_from(b))).await
+        // Zeroed, so that no uninitialized memory is handed to the kernel: a copy.
+        let mut tmp = vec![0u8; buf.remaining_mut().min(MAX_DATAGRAM)];
+        let (n, from) = poll_fn(|cx| self.io.poll_recv_from(cx, &mut tmp, false, true)).await?;
+        buf.put_slice(&tmp[..n]);
+        Ok((n, from))
     }
 
     /// [`recv_buf_from`](Self::recv_buf_from) without waiting.
     pub fn try_recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
-        self.io
-            .try_io(Direction::Read, |s| recv_from_into(buf, |b| s.recv_from(b)))
+        let mut tmp = vec![0u8; buf.remaining_mut().min(MAX_DATAGRAM)];
+        let (n, from) = self.io.try_recv_from(&mut tmp, false)?;
+        buf.put_slice(&tmp[..n]);
+        Ok((n, from))
+    }
+
+    /// A receive (`peek`: a peek) into `buf`'s unfilled part, advancing it over the
+    /// datagram's bytes; only the last task to poll is woken.
+    fn poll_into(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>, peek: bool) -> Poll<io::Result<SocketAddr>> {
+        let (n, from) = ready!(self.io.poll_recv_from(cx, buf.initialize_unfilled(), peek, false))?;
+        buf.advance(n);
+        Poll::Ready(Ok(from))
     }
 
     forward_to_socket! {
@@ -225,5 +311,6 @@ evented_socket!(
     UdpSocket,
     std::net::UdpSocket,
     mio::net::UdpSocket,
-    mio::Interest::READABLE | mio::Interest::WRITABLE
+    mio::Interest::READABLE | mio::Interest::WRITABLE,
+    placed by bound
 );

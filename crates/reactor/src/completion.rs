@@ -4,23 +4,31 @@
 //! ```text
 //!   task (loop thread)            loop: select                 loop: process I/O
 //!   ───────────────────           ─────────────────────        ─────────────────────────
-//!   submit(target, entry, buf) ─▶ one io_uring_enter: the  ─▶  dispatch: each completion
+//!   submit(target, entry, mem) ─▶ one io_uring_enter: the  ─▶  dispatch: each completion
 //!     op table: key → (target,      turn's entries go in,        finds its op by key,
-//!     buf the kernel reads)         completions come out         target.complete(..)
-//!                                                                (single-shot: the op and
-//!                                                                 its buffer leave the
-//!                                                                 table only now)
+//!     mem the kernel reads or       completions come out         target.complete(.., mem)
+//!     writes)                                                    (single-shot: the op and
+//!                                                                 its memory leave the
+//!   cancel(key) / drop of the ──▶ the cancel goes in; the       table only now, the
+//!   target's owner: the op and    op's completion (ECANCELED,   memory handed back to
+//!   its memory stay in the table  or its result if it won)      the target)
+//!   until that completion         still comes out
 //! ```
 //!
+//! `mem` ([`OpMemory`]) is a send's bytes, or a `recvmsg`'s one heap allocation (its
+//! header, `iovec`, address and buffer, which point only into it: moving its handle
+//! into the table and back moves none of them). Receives into the loop's provided buffers
+//! own no memory of their own: the pool's buffers are lent by the ring (`sys::ring`).
+//!
 //! Who owns what: an entry's `user_data` is its op's key. The op, and with it the
-//! target (`Arc`) and any buffer the kernel reads or writes, stays in the table until
+//! target (`Arc`) and any memory the kernel reads or writes, stays in the table until
 //! the operation's last completion (no `MORE` flag) arrives, however early the task
-//! that asked for it drops its stream. A target's descriptor therefore stays open while
+//! that asked for it drops its socket. A target's descriptor therefore stays open while
 //! any entry naming it may still be submitted or run. On shutdown the loop cancels
 //! everything and waits for the last completion before the ring, the table and the
 //! buffer pool go ([`RingDriver::drain`]).
 //!
-//! This module knows nothing of streams: a target is any [`CompletionTarget`].
+//! This module knows nothing of sockets: a target is any [`CompletionTarget`].
 
 use std::io;
 use std::sync::{Arc, Weak};
@@ -30,7 +38,7 @@ use std::time::{Duration, Instant};
 use slab::Slab;
 
 pub(crate) use crate::sys::ring::Completion;
-use crate::sys::ring::{BufPool, Ring};
+use crate::sys::ring::{BufPool, RecvMsgMemory, Ring};
 
 /// `user_data` of the loop's own poll of its epoll instance.
 pub(crate) const EPOLL_POLL: u64 = u64::MAX;
@@ -55,10 +63,10 @@ const POOL_BUFFER_SIZE: usize = 2048;
 
 /// What an operation's completion goes to. Implemented by the io_uring sockets.
 pub(crate) trait CompletionTarget: Send + Sync {
-    /// One completion of an operation this target submitted. `buf` is the memory the
+    /// One completion of an operation this target submitted. `mem` is the memory the
     /// operation owned, given back with its last completion. `cx` submits follow-up
     /// operations and wakes tasks.
-    fn complete(self: Arc<Self>, kind: OpKind, completion: Completion, buf: Option<Vec<u8>>, cx: &mut CompleteCx<'_>);
+    fn complete(self: Arc<Self>, kind: OpKind, completion: Completion, mem: Option<OpMemory>, cx: &mut CompleteCx<'_>);
 
     /// The grace a released target was given ([`RingDriver::linger`]) ran out.
     fn linger_expired(self: Arc<Self>, _driver: &mut RingDriver) {}
@@ -72,13 +80,46 @@ pub(crate) enum OpKind {
     Poll,
     Send,
     Accept,
+    /// A one-shot `recvmsg` into memory the operation owns ([`OpMemory::Msg`]).
+    RecvMsg,
+    /// A one-shot poll for writability (a datagram socket whose send would block).
+    PollOut,
+}
+
+/// Memory an operation's entry points into, owned by the operation until its last
+/// completion (moving it moves no heap memory the kernel was told of).
+#[derive(Debug)]
+pub(crate) enum OpMemory {
+    /// A send's bytes.
+    Bytes(Vec<u8>),
+    /// A `recvmsg`'s header, address, `iovec` and buffer.
+    Msg(RecvMsgMemory),
+}
+
+impl OpMemory {
+    /// A send's bytes; `None` for any other memory.
+    pub(crate) fn into_bytes(self) -> Option<Vec<u8>> {
+        match self {
+            OpMemory::Bytes(bytes) => Some(bytes),
+            OpMemory::Msg(_) => None,
+        }
+    }
+
+    /// A `recvmsg`'s memory; `None` for any other memory.
+    pub(crate) fn into_msg(self) -> Option<RecvMsgMemory> {
+        match self {
+            OpMemory::Msg(msg) => Some(msg),
+            OpMemory::Bytes(_) => None,
+        }
+    }
 }
 
 struct Op {
     target: Arc<dyn CompletionTarget>,
     kind: OpKind,
-    /// Memory the kernel reads (a send's bytes) until the last completion.
-    buf: Option<Vec<u8>>,
+    /// Memory the kernel reads or writes (a send's bytes, a `recvmsg`'s header, address
+    /// and buffer) until the last completion.
+    mem: Option<OpMemory>,
 }
 
 /// One loop's ring, its operations in flight and its provided buffers. Lives in the
@@ -155,12 +196,12 @@ impl RingDriver {
     }
 
     /// Queues `entry` for the next select's `io_uring_enter`, its completions to go to
-    /// `target`; `buf` (the memory `entry` points into, if any) stays with the
+    /// `target`; `mem` (the memory `entry` points into, if any) stays with the
     /// operation until its last completion. Returns the operation's key, for a cancel.
     ///
     /// # Safety
     ///
-    /// Whatever `entry` names other than `buf`'s heap memory (the descriptor, the
+    /// Whatever `entry` names other than `mem`'s heap memory (the descriptor, the
     /// buffer group) stays valid until the operation's last completion: `target` must
     /// keep the descriptor open for as long as it is alive.
     pub(crate) unsafe fn submit(
@@ -168,7 +209,7 @@ impl RingDriver {
         target: Arc<dyn CompletionTarget>,
         kind: OpKind,
         entry: io_uring::squeue::Entry,
-        buf: Option<Vec<u8>>,
+        mem: Option<OpMemory>,
     ) -> io::Result<usize> {
         if self.closing && !(kind == OpKind::Send && self.sends_may_finish) {
             return Err(crate::error::LoopShutDown::io_error());
@@ -176,11 +217,11 @@ impl RingDriver {
         let slot = self.ops.vacant_entry();
         let key = slot.key();
         let entry = entry.user_data(key as u64);
-        // SAFETY: the op (with `buf` and `target`, which keeps the descriptor open)
+        // SAFETY: the op (with `mem` and `target`, which keeps the descriptor open)
         // enters the table before the kernel can see the entry, and leaves it only at
         // the last completion.
         unsafe { self.ring.push(&entry)? };
-        slot.insert(Op { target, kind, buf });
+        slot.insert(Op { target, kind, mem });
         Ok(key)
     }
 
@@ -248,9 +289,9 @@ impl RingDriver {
             }
             let key = key as usize;
             let last = !completion.more();
-            let (target, kind, buf) = if last {
+            let (target, kind, mem) = if last {
                 let Some(op) = self.ops.try_remove(key) else { continue };
-                (op.target, op.kind, op.buf)
+                (op.target, op.kind, op.mem)
             } else {
                 let Some(op) = self.ops.get(key) else { continue };
                 (op.target.clone(), op.kind, None)
@@ -261,7 +302,7 @@ impl RingDriver {
                 wakers,
                 remote_wakes: 0,
             };
-            target.complete(kind, completion, buf, &mut cx);
+            target.complete(kind, completion, mem, &mut cx);
             remote += cx.remote_wakes;
         }
         let n = completions.len() as u64;

@@ -20,7 +20,7 @@ use mio::event::Source;
 
 use super::poll_evented::PollEvented;
 use super::ready::Direction;
-use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind};
+use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind, OpMemory};
 use crate::context;
 use crate::handle::EventLoopHandle;
 use crate::shared::Shared;
@@ -231,7 +231,7 @@ impl RingAcceptor {
 }
 
 impl CompletionTarget for RingAcceptor {
-    fn complete(self: Arc<Self>, _kind: OpKind, c: Completion, _buf: Option<Vec<u8>>, cx: &mut CompleteCx<'_>) {
+    fn complete(self: Arc<Self>, _kind: OpKind, c: Completion, _mem: Option<OpMemory>, cx: &mut CompleteCx<'_>) {
         let mut state = lock(&self.state);
         if c.result >= 0 {
             // SAFETY: the kernel made this descriptor for us; nobody else owns it.

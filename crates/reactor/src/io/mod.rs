@@ -24,15 +24,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod datagram_io;
 mod listener_io;
 mod poll_evented;
 pub(crate) mod readiness;
 pub(crate) mod ready;
 pub(crate) mod registration_set;
+pub(crate) mod ring_datagram;
 pub(crate) mod ring_socket;
 mod shared_waiters;
 mod stream_io;
 
+pub use datagram_io::DatagramIo;
 pub use listener_io::ListenerIo;
 pub use mio::Interest;
 pub use poll_evented::{PollEvented, Registration};

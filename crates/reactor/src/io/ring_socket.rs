@@ -41,7 +41,7 @@ use std::time::Duration;
 
 use io_uring::{opcode, types};
 
-use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind, RingDriver};
+use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind, OpMemory, RingDriver};
 use crate::context;
 use crate::coop;
 use crate::core::Core;
@@ -141,7 +141,7 @@ fn loop_gone_error() -> io::Error {
 }
 
 /// Wakes after the locks are released.
-fn wake_all(wakers: impl IntoIterator<Item = Waiters>) {
+pub(crate) fn wake_all(wakers: impl IntoIterator<Item = Waiters>) {
     wakers.into_iter().flatten().for_each(Waker::wake);
 }
 
@@ -151,14 +151,14 @@ fn wake_all(wakers: impl IntoIterator<Item = Waiters>) {
 /// Taken whole when the direction may have changed; an empty one holds no allocation.
 #[derive(Debug, Default)]
 #[must_use]
-struct Waiters {
+pub(crate) struct Waiters {
     last: Option<Waker>,
     all: Vec<Waker>,
 }
 
 impl Waiters {
     /// Keeps `waker` as the last poller's, in place of the one before.
-    fn set_last(&mut self, waker: &Waker) {
+    pub(crate) fn set_last(&mut self, waker: &Waker) {
         match &mut self.last {
             Some(w) if w.will_wake(waker) => {}
             slot => *slot = Some(waker.clone()),
@@ -169,7 +169,7 @@ impl Waiters {
     /// however often its task polls). Returns the waiters it displaced from a full
     /// list (`shared_waiters`), to wake once the lock is released.
     #[must_use = "displaced waiters must be woken, or a live one waits forever"]
-    fn wait(&mut self, cx: &Context<'_>, shared: bool) -> Vec<Waker> {
+    pub(crate) fn wait(&mut self, cx: &Context<'_>, shared: bool) -> Vec<Waker> {
         if shared {
             super::shared_waiters::join(&mut self.all, cx.waker())
         } else {
@@ -178,17 +178,17 @@ impl Waiters {
         }
     }
 
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.last.is_none() && self.all.is_empty()
     }
 
     /// Every waiter, to wake once the lock is released.
-    fn take(&mut self) -> Waiters {
+    pub(crate) fn take(&mut self) -> Waiters {
         std::mem::take(self)
     }
 
     /// These waiters and `other`'s.
-    fn and(mut self, other: Waiters) -> Waiters {
+    pub(crate) fn and(mut self, other: Waiters) -> Waiters {
         if self.is_empty() {
             return other;
         }
@@ -617,7 +617,7 @@ impl RingSocket {
         // SAFETY: the operation owns `buf` (moving a vector does not move its heap
         // memory, which `entry` points into) and this socket, which keeps `fd` open,
         // until its completion.
-        match unsafe { driver.submit(self.clone(), OpKind::Send, entry, Some(buf)) } {
+        match unsafe { driver.submit(self.clone(), OpKind::Send, entry, Some(OpMemory::Bytes(buf))) } {
             Ok(key) => {
                 state.send = Some(key);
                 Waiters::default()
@@ -766,37 +766,9 @@ impl RingSocket {
 }
 
 impl RingSocket {
-    /// On the loop's thread, with its driver and selector free: the queued operations
-    /// go to the kernel, `then` runs with the driver, and the completions already
-    /// posted are taken in (their wakers woken). False, with nothing done, anywhere
-    /// else.
+    /// See [`reap_now`].
     fn reap_now(&self, then: impl FnOnce(&mut RingDriver)) -> bool {
-        context::with_own_core(&self.shared, |core| {
-            let Ok(mut ring) = core.ring.try_borrow_mut() else {
-                return false;
-            };
-            // The loop's poll of its epoll instance may complete among the others: the
-            // selector notes it (dispatch would drop it, and epoll's events with it), so
-            // nothing is taken in while the selector is busy.
-            let Ok(mut selector) = core.selector.try_borrow_mut() else {
-                return false;
-            };
-            let Some(driver) = ring.as_mut() else { return false };
-            let _ = driver.ring.enter(Some(Duration::ZERO));
-            then(driver);
-            let mut out = std::mem::take(&mut driver.completions);
-            let first = out.len();
-            driver.ring.take_completions(&mut out);
-            selector.note_epoll_completions(&mut out, first);
-            drop(selector);
-            driver.completions = out;
-            let mut wakers = Vec::new();
-            let in_place = |w: &Waker| crate::task::wake_in_place::<Arc<Shared>>(core, w);
-            driver.dispatch(&in_place, &mut wakers);
-            drop(ring);
-            wakers.into_iter().for_each(Waker::wake);
-            true
-        }) == Some(true)
+        reap_now(&self.shared, then)
     }
 
     /// The readiness a stream leaving the ring starts from on readiness: what tokio
@@ -813,6 +785,39 @@ impl RingSocket {
         }
         ready
     }
+}
+
+/// On the thread of `shared`'s loop, with its driver and selector free: the queued
+/// operations go to the kernel, `then` runs with the driver, and the completions
+/// already posted are taken in (their wakers woken). False, with nothing done,
+/// anywhere else.
+pub(crate) fn reap_now(shared: &Arc<Shared>, then: impl FnOnce(&mut RingDriver)) -> bool {
+    context::with_own_core(shared, |core| {
+        let Ok(mut ring) = core.ring.try_borrow_mut() else {
+            return false;
+        };
+        // The loop's poll of its epoll instance may complete among the others: the
+        // selector notes it (dispatch would drop it, and epoll's events with it), so
+        // nothing is taken in while the selector is busy.
+        let Ok(mut selector) = core.selector.try_borrow_mut() else {
+            return false;
+        };
+        let Some(driver) = ring.as_mut() else { return false };
+        let _ = driver.ring.enter(Some(Duration::ZERO));
+        then(driver);
+        let mut out = std::mem::take(&mut driver.completions);
+        let first = out.len();
+        driver.ring.take_completions(&mut out);
+        selector.note_epoll_completions(&mut out, first);
+        drop(selector);
+        driver.completions = out;
+        let mut wakers = Vec::new();
+        let in_place = |w: &Waker| crate::task::wake_in_place::<Arc<Shared>>(core, w);
+        driver.dispatch(&in_place, &mut wakers);
+        drop(ring);
+        wakers.into_iter().for_each(Waker::wake);
+        true
+    }) == Some(true)
 }
 
 /// How often a loop with released sockets still sending looks for expired graces.
@@ -873,7 +878,7 @@ impl Drop for RingSocket {
 }
 
 impl CompletionTarget for RingSocket {
-    fn complete(self: Arc<Self>, kind: OpKind, c: Completion, buf: Option<Vec<u8>>, cx: &mut CompleteCx<'_>) {
+    fn complete(self: Arc<Self>, kind: OpKind, c: Completion, mem: Option<OpMemory>, cx: &mut CompleteCx<'_>) {
         let mut state = lock(&self.state);
         let mut woken = Waiters::default();
         match kind {
@@ -949,7 +954,7 @@ impl CompletionTarget for RingSocket {
             }
             OpKind::Send => {
                 state.send = None;
-                let buf = buf.unwrap_or_default();
+                let buf = mem.and_then(OpMemory::into_bytes).unwrap_or_default();
                 if c.result < 0 {
                     let errno = -c.result;
                     if let Some(key) = state.lingering.take() {
@@ -985,7 +990,9 @@ impl CompletionTarget for RingSocket {
                     }
                 }
             }
-            OpKind::Accept => unreachable!("a stream submits no accept"),
+            OpKind::Accept | OpKind::RecvMsg | OpKind::PollOut => {
+                unreachable!("a stream submits no accept, recvmsg or write poll")
+            }
         }
         drop(state);
         for w in woken {
