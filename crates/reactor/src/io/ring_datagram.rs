@@ -1,14 +1,15 @@
-//! A UDP socket on io_uring: one-shot `recvmsg` operations that own their memory, one
-//! armed ahead, whose datagram waits here for the next receive; sends are the caller's
-//! own `sendto`, waiting on a one-shot write poll only when the socket says
+//! A UDP socket on io_uring: a one-shot `recvmsg` that owns its memory is armed when a
+//! receive finds nothing, and its datagram waits here for the next receive; while
+//! datagrams keep coming, receives take them with `recvfrom(2)` at once. Sends are the
+//! caller's own `sendto`, waiting on a one-shot write poll only when the socket says
 //! `WouldBlock`.
 //!
 //! ```text
 //!   receiver task                                  loop (completions)
 //!   recv_from: datagram held? copy it out (cut  ◀─ recvmsg done: its datagram (bytes,
-//!     to fit), re-arm the recvmsg (one ahead)        sender) or error held, receivers
+//!     to fit), readable (nothing re-armed)           sender) or error held, receivers
 //!   : recvmsg armed? wait for it                     woken; nothing re-armed until a
-//!   : none armed: recvfrom(2) now; would block:      receiver takes it
+//!   : none armed: recvfrom(2) now; would block:      receive finds nothing
 //!     arm the recvmsg, wait
 //!   peek: as recv_from, leaving the datagram held
 //!   readable: datagram held or POLLIN seen? ready ◀─ poll done: readable, receivers woken
@@ -286,7 +287,8 @@ impl RingDatagram {
     /// Receives one datagram into `buf` (cut to fit; `peek` leaves it for the next
     /// receive): the one held, else (nothing armed) `direct`'s `recvfrom(2)`, else
     /// `Pending` with `waiter`'s waker kept (`shared`: beside the others) and the
-    /// `recvmsg` armed. With no waiter, `Pending` means `WouldBlock`.
+    /// `recvmsg` armed: the ring receives only for a socket that found nothing. With
+    /// no waiter, `Pending` means `WouldBlock`.
     pub(crate) fn poll_recv(
         self: &Arc<Self>,
         waiter: Option<(&Context<'_>, bool)>,
@@ -296,11 +298,12 @@ impl RingDatagram {
     ) -> Poll<io::Result<(usize, SocketAddr)>> {
         let mut state = lock(&self.state);
         if let Some(result) = Self::take_held(&mut state, buf, peek) {
-            let rearm = state.held.is_none() && !state.stopped();
-            drop(state);
-            if rearm {
-                // One receive ahead: the next datagram waits here for the next call.
-                self.arm_recv();
+            // Not armed again: while datagrams keep coming, the next receives take them
+            // with `recvfrom` at once (one call each, as on epoll, where a receive armed
+            // ahead would hand over one per loop turn); the first that finds nothing
+            // arms the ring's receive. Readable until then, as tokio counts it.
+            if state.held.is_none() {
+                state.readable = true;
             }
             return Poll::Ready(result);
         }
