@@ -35,9 +35,9 @@ use slab::Slab;
 pub const TICK: u64 = 1_000_000;
 const LEVEL_BITS: u32 = 6;
 /// Slots per level.
-pub(crate) const SLOTS: usize = 1 << LEVEL_BITS;
+pub const SLOTS: usize = 1 << LEVEL_BITS;
 /// Levels of the wheel.
-pub(crate) const LEVELS: usize = 6;
+pub const LEVELS: usize = 6;
 /// Ticks spanned by the whole wheel; later ticks wait in the last slot of the top
 /// level's current block and are filed again from there.
 const RANGE: u64 = 1 << (LEVEL_BITS as usize * LEVELS);
