@@ -47,11 +47,10 @@ use std::task::{Context, Poll, Waker};
 
 use io_uring::{opcode, types};
 
-use super::ring_socket::{Waiters, reap_now, wake_all};
+use super::ring_socket::{OnRing, Waiters, reap_now, wake_all};
 use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind, OpMemory, RingDriver};
-use crate::context;
 use crate::core::Core;
-use crate::shared::{Shared, Wake};
+use crate::shared::Shared;
 use crate::sync::lock;
 use crate::sys::ring::RecvMsgMemory;
 
@@ -123,6 +122,16 @@ fn loop_gone_error() -> io::Error {
     crate::error::LoopShutDown::io_error()
 }
 
+impl OnRing for RingDatagram {
+    fn loop_shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    fn on_loop_gone(&self) {
+        self.loop_gone();
+    }
+}
+
 impl RingDatagram {
     /// A socket of `core`'s loop over a duplicate of `fd`; `None` if the loop has no
     /// ring or no descriptor is left for the duplicate (the socket then stays on
@@ -148,42 +157,6 @@ impl RingDatagram {
 
     fn fd(&self) -> RawFd {
         self.keeper.as_raw_fd()
-    }
-
-    /// Runs `f` with the loop's ring driver: at once on the loop's thread (unless the
-    /// driver is in use there), else on the loop, woken for it. `f` gets `None` only if
-    /// the loop or its ring is gone.
-    fn with_driver(self: &Arc<Self>, f: impl FnOnce(&Arc<Self>, Option<&mut RingDriver>) + Send + 'static) {
-        let Err(f) = self.on_loop(f) else { return };
-        let this = self.clone();
-        let run = move || {
-            if let Err(f) = this.on_loop(f) {
-                f(&this, None);
-            }
-        };
-        let item = crate::queue_item::QueueItem::Closure(Box::new(run));
-        if let Err(rejected) = self.shared.submit(item, Wake::Now) {
-            drop(rejected);
-            self.loop_gone();
-        }
-    }
-
-    /// Runs `f` with the driver if this thread drives the socket's loop and the driver
-    /// is free; gives `f` back otherwise.
-    fn on_loop<F>(self: &Arc<Self>, f: F) -> Result<(), F>
-    where
-        F: FnOnce(&Arc<Self>, Option<&mut RingDriver>),
-    {
-        match context::on_own_core(&self.shared, f, |core, f| match core.ring.try_borrow_mut() {
-            Ok(mut ring) => {
-                f(self, ring.as_mut());
-                Ok(())
-            }
-            Err(_) => Err(f),
-        }) {
-            Ok(done) => done,
-            Err(f) => Err(f),
-        }
     }
 
     /// The loop is gone: every waiter hears it.

@@ -206,6 +206,62 @@ impl IntoIterator for Waiters {
     }
 }
 
+/// A socket of one loop's ring (a stream's or a datagram socket's): how it reaches the
+/// loop's driver, from any thread.
+pub(crate) trait OnRing: Send + Sync + Sized + 'static {
+    /// The loop's shared state.
+    fn loop_shared(&self) -> &Arc<Shared>;
+
+    /// The loop is gone: every waiter hears it.
+    fn on_loop_gone(&self);
+
+    /// Runs `f` with the loop's ring driver: at once on the loop's thread (unless the
+    /// driver is in use there), else on the loop, woken for it. `f` gets `None` only if
+    /// the loop or its ring is gone.
+    fn with_driver(self: &Arc<Self>, f: impl FnOnce(&Arc<Self>, Option<&mut RingDriver>) + Send + 'static) {
+        let Err(f) = self.on_loop(f) else { return };
+        let this = self.clone();
+        let run = move || {
+            if let Err(f) = this.on_loop(f) {
+                f(&this, None);
+            }
+        };
+        let item = crate::queue_item::QueueItem::Closure(Box::new(run));
+        if let Err(rejected) = self.loop_shared().submit(item, Wake::Now) {
+            drop(rejected);
+            self.on_loop_gone();
+        }
+    }
+
+    /// Runs `f` with the driver if this thread drives the socket's loop and the driver
+    /// is free; gives `f` back otherwise.
+    fn on_loop<F>(self: &Arc<Self>, f: F) -> Result<(), F>
+    where
+        F: FnOnce(&Arc<Self>, Option<&mut RingDriver>),
+    {
+        match context::on_own_core(self.loop_shared(), f, |core, f| match core.ring.try_borrow_mut() {
+            Ok(mut ring) => {
+                f(self, ring.as_mut());
+                Ok(())
+            }
+            Err(_) => Err(f),
+        }) {
+            Ok(done) => done,
+            Err(f) => Err(f),
+        }
+    }
+}
+
+impl OnRing for RingSocket {
+    fn loop_shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    fn on_loop_gone(&self) {
+        self.loop_gone();
+    }
+}
+
 impl RingSocket {
     /// A socket of `core`'s loop over a duplicate of `fd`, taken as `readable` until a
     /// read finds nothing; `None` if the loop has no ring or no descriptor is left for
@@ -239,42 +295,6 @@ impl RingSocket {
     /// The loop this socket's operations run on.
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
-    }
-
-    /// Runs `f` with the loop's ring driver: at once on the loop's thread (unless the
-    /// driver is in use there), else on the loop, woken for it. `f` gets `None` only if
-    /// the loop or its ring is gone.
-    fn with_driver(self: &Arc<Self>, f: impl FnOnce(&Arc<RingSocket>, Option<&mut RingDriver>) + Send + 'static) {
-        let Err(f) = self.on_loop(f) else { return };
-        let this = self.clone();
-        let run = move || {
-            if let Err(f) = this.on_loop(f) {
-                f(&this, None);
-            }
-        };
-        let item = crate::queue_item::QueueItem::Closure(Box::new(run));
-        if let Err(rejected) = self.shared.submit(item, Wake::Now) {
-            drop(rejected);
-            self.loop_gone();
-        }
-    }
-
-    /// Runs `f` with the driver if this thread drives the socket's loop and the driver
-    /// is free; gives `f` back otherwise.
-    fn on_loop<F>(self: &Arc<Self>, f: F) -> Result<(), F>
-    where
-        F: FnOnce(&Arc<RingSocket>, Option<&mut RingDriver>),
-    {
-        match context::on_own_core(&self.shared, f, |core, f| match core.ring.try_borrow_mut() {
-            Ok(mut ring) => {
-                f(self, ring.as_mut());
-                Ok(())
-            }
-            Err(_) => Err(f),
-        }) {
-            Ok(done) => done,
-            Err(f) => Err(f),
-        }
     }
 
     /// The loop is gone: every waiter hears it.
