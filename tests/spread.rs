@@ -2,6 +2,7 @@
 //! loop, and each connection's readiness wakes its task on that task's own loop.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::thread;
@@ -206,9 +207,22 @@ fn an_accepted_socket_moved_after_first_use_still_works() {
                 let there = task::spawn_on(&second, async move {
                     let mut buf = [0u8; 16];
                     let mut read = std::pin::pin!(socket.read_exact(&mut buf));
-                    assert!(futures::poll!(read.as_mut()).is_pending(), "nothing sent yet");
-                    go_tx.send(()).unwrap();
-                    read.await.unwrap();
+                    // The client is told to send only once the read is pending, and the
+                    // read is polled again only when woken: a poll made right after the
+                    // go-ahead could find the bytes itself (on the ring, a read with no
+                    // receive armed yet tries the socket), and no wake would cross.
+                    let mut go = Some(go_tx);
+                    std::future::poll_fn(|cx| {
+                        let read = read.as_mut().poll(cx);
+                        match (&read, go.take()) {
+                            (std::task::Poll::Pending, Some(go)) => go.send(()).unwrap(),
+                            (std::task::Poll::Ready(_), Some(_)) => panic!("nothing sent yet"),
+                            _ => {}
+                        }
+                        read
+                    })
+                    .await
+                    .unwrap();
                     socket.write_all(&buf).await.unwrap();
                     socket.write_all(&current_loop_id().to_le_bytes()).await.unwrap();
                     current_loop_id()
