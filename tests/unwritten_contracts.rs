@@ -576,3 +576,23 @@ fn a_current_thread_runtime_with_a_yielding_spawn_local_task_refuses_to_move() {
         });
     });
 }
+
+/// tokio's workers park at least once, even one whose thread first runs after the
+/// runtime began to shut down (tokio's `worker_park_count` test counts on it): a
+/// runtime dropped as soon as it is built still shows a park on every worker.
+#[test]
+fn every_worker_parks_once_even_when_shutdown_comes_first() {
+    test_body(|| {
+        for _ in 0..20 {
+            let rt = netloop::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .build()
+                .unwrap();
+            let metrics = rt.metrics();
+            drop(rt);
+            for worker in 0..2 {
+                assert!(metrics.worker_park_count(worker) >= 1, "worker {worker} never parked");
+            }
+        }
+    });
+}

@@ -366,12 +366,21 @@ impl Driver {
     /// `extra_ready` is `block_on`'s flag for its own future (a flag rather than a
     /// closure: this runs twice per iteration and a flag inlines).
     fn has_tasks(&self, core: &Core, extra_ready: Option<&AtomicBool>) -> bool {
+        self.has_queued_work(core, extra_ready) || self.shutdown_unconfirmed(core)
+    }
+
+    /// [`has_tasks`](Self::has_tasks) without the shutdown request: work queued to run.
+    fn has_queued_work(&self, core: &Core, extra_ready: Option<&AtomicBool>) -> bool {
         core.local.run_queue_len() != 0
             || !core.shared.inbox.is_empty()
             || core.local.tail_len() != 0
             || core.local.deferred_len() != 0
             || extra_ready.is_some_and(|woken| woken.load(Acquire))
-            || (self.graceful_start.is_none() && core.shared.state() >= LoopState::ShuttingDown)
+    }
+
+    /// A shutdown was requested and its graceful period has not started.
+    fn shutdown_unconfirmed(&self, core: &Core) -> bool {
+        self.graceful_start.is_none() && core.shared.state() >= LoopState::ShuttingDown
     }
 
     /// Tasks ready to run: the local run queue plus the inbox.

@@ -46,7 +46,12 @@ impl Driver {
         if let Some((peers, me)) = peers {
             peers.set_idle(*me, true);
         }
-        let polled = if has_tasks {
+        let polled = if has_tasks && self.counters.parks == 0 && !self.has_queued_work(core, extra_ready) {
+            // Only a shutdown request waits, and the loop never parked: it parks once
+            // without waiting (hooks and count), as every tokio worker parks before it
+            // sees the shutdown, however late its thread started.
+            Some(self.park(core, Some(Duration::ZERO), extra_ready))
+        } else if has_tasks {
             Some(core.select(Some(Duration::ZERO)))
         } else if let Some(polled) = self.spin_for_work(core, wait_until, extra_ready) {
             Some(polled)
