@@ -97,6 +97,11 @@ fn give(core: &Core, taker: &Arc<Shared>, n: usize) -> usize {
 pub(crate) struct Blocked {
     peers: Arc<Peers<Shared>>,
     me: usize,
+    /// The mark is this call's: the loop was not blocked yet. A `block_in_place` on a
+    /// stand-in of a loop already blocked (`stand_in.rs`) nests inside the first one
+    /// and ends before it (the loop's thread gets its state back only after the
+    /// stand-in's closure returned), so the outermost call unmarks.
+    outermost: bool,
 }
 
 /// This loop's thread is about to block in place: marks the loop blocked (new work
@@ -105,6 +110,9 @@ pub(crate) struct Blocked {
 pub(crate) fn enter_blocking(core: &Core) -> Option<Blocked> {
     let (peers, me) = core.shared.peers.get()?;
     let (peers, me) = (peers.clone(), *me);
+    // Only the thread that owns the loop's state marks or unmarks it: the bit is read
+    // and set without a race.
+    let outermost = !peers.is_blocked(me);
     peers.set_blocked(me, true);
     let mut left = core.local.movable.get();
     let mut next = me;
@@ -131,10 +139,13 @@ pub(crate) fn enter_blocking(core: &Core) -> Option<Blocked> {
         }
         left = left.saturating_sub(moved);
     }
-    Some(Blocked { peers, me })
+    Some(Blocked { peers, me, outermost })
 }
 
-/// The closure of `block_in_place` returned: the loop takes work again.
+/// The closure of `block_in_place` returned: the loop takes work again once the
+/// outermost one has.
 pub(crate) fn leave_blocking(blocked: Blocked) {
-    blocked.peers.set_blocked(blocked.me, false);
+    if blocked.outermost {
+        blocked.peers.set_blocked(blocked.me, false);
+    }
 }

@@ -342,3 +342,37 @@ fn a_long_block_in_place_is_not_a_hog() {
     });
     assert_eq!(hogs, 0);
 }
+
+/// A task that blocks in place on the stand-in of a loop whose own thread is blocked
+/// in place hands the loop on to a stand-in of its own, as tokio hands a blocked
+/// worker's core to a new thread each time: the loop's tasks still run while both
+/// closures wait. Here the third blocker, queued on the same loop, must start while the
+/// first two wait for it (tokio's `rt_threaded::blocking` relies on it: four workers,
+/// four blockers, and sometimes three of them queued on one loop).
+#[test]
+fn block_in_place_on_a_stand_in_hands_the_loop_on() {
+    within(Duration::from_secs(20), || {
+        let rt = runtime(1);
+        // Three blockers and this thread.
+        let block = Arc::new(Barrier::new(4));
+        for _ in 0..3 {
+            let block = block.clone();
+            rt.spawn(async move {
+                task::block_in_place(move || {
+                    block.wait();
+                    block.wait();
+                })
+            });
+        }
+        // Every closure is running: the loop's thread is in one, its stand-in in the
+        // second, the stand-in's stand-in in the third.
+        block.wait();
+        // The loop runs new tasks meanwhile (on the blocking pool, as every loop of the
+        // group is blocked).
+        let (tx, rx) = mpsc::channel();
+        rt.spawn(async move { tx.send(()).unwrap() });
+        rx.recv_timeout(Duration::from_secs(5))
+            .expect("a task ran while all three blocked");
+        block.wait();
+    });
+}

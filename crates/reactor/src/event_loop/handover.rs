@@ -185,6 +185,62 @@ mod loom_models {
         });
     }
 
+    /// A stand-in that blocks in place hands the state on to a stand-in of its own
+    /// (`stand_in.rs`): the two hand-overs nest. Whatever each offer meets (withdrawn or
+    /// taken), one thread at a time touches the state, and each side gets it back
+    /// before it gives it back to the side below, even when the loop's thread asks for
+    /// it while the second stand-in holds it.
+    #[test]
+    fn a_stand_in_hands_the_state_on_and_it_comes_back_down() {
+        loom::model(|| {
+            let state = Arc::new(UnsafeCell::new(0usize));
+            let first = Arc::new(Handover::<u8>::new());
+            first.offer(1);
+            let stand_in = {
+                let (first, state) = (first.clone(), state.clone());
+                thread::spawn(move || {
+                    let Some(_) = first.take() else { return };
+                    // SAFETY: taken from the loop's thread.
+                    state.with_mut(|s| unsafe { *s += 1 });
+                    // The stand-in blocks in place: its own hand-over, owned by it.
+                    let second = Arc::new(Handover::<u8>::new());
+                    second.offer(2);
+                    let its_stand_in = {
+                        let (second, state) = (second.clone(), state.clone());
+                        thread::spawn(move || {
+                            if second.take().is_some() {
+                                // SAFETY: taken from the first stand-in.
+                                state.with_mut(|s| unsafe { *s += 10 });
+                                while !second.is_asked_back() {
+                                    thread::yield_now();
+                                }
+                                second.give_back();
+                            }
+                        })
+                    };
+                    if second.withdraw().is_none() {
+                        second.ask_back();
+                        second.wait_given_back();
+                    }
+                    // SAFETY: withdrawn or given back: the first stand-in's again.
+                    state.with_mut(|s| unsafe { *s += 100 });
+                    while !first.is_asked_back() {
+                        thread::yield_now();
+                    }
+                    first.give_back();
+                    its_stand_in.join().unwrap();
+                })
+            };
+            if first.withdraw().is_none() {
+                first.ask_back();
+                first.wait_given_back();
+            }
+            // SAFETY: withdrawn or given back: the loop thread's again.
+            state.with_mut(|s| unsafe { *s += 1000 });
+            stand_in.join().unwrap();
+        });
+    }
+
     /// A second offer after the first was given back goes the same way, and closing
     /// in IDLE ends a stand-in that waits for offers.
     #[test]

@@ -3,7 +3,11 @@
 //! and fires its timers (issue 35).
 //!
 //! Each thread that drives a loop gets one stand-in thread, at its first
-//! `block_in_place`, and keeps it until it exits. The loop's state (`Core`, its
+//! `block_in_place`, and keeps it until it exits. A stand-in is such a thread too: a
+//! task it polls that blocks in place hands the loop on to the stand-in's own stand-in,
+//! as tokio hands a blocked worker's core to a new thread each time, so the loop's
+//! tasks run on however many closures block in place on it (each level gives the state
+//! back to the one below once its closure returns, before that one can give it back). The loop's state (`Core`, its
 //! selector included) is owned by one thread at a time, as `handover.rs` describes: the
 //! loop's thread offers it as it enters the closure (it leaves the loop,
 //! `context::outside_loop`, and touches the core no more), the stand-in takes it only
@@ -22,7 +26,7 @@
 //! and send no wake meanwhile. Asking the state back writes the loop's waker, which
 //! ends that wait at once.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -47,11 +51,8 @@ const INBOX_CHECK: Duration = Duration::from_millis(1);
 const GRACE: Duration = Duration::from_micros(50);
 
 thread_local! {
-    /// True on a stand-in thread: a `block_in_place` there runs in place (its loop
-    /// already has its stand-in, this thread).
-    static STAND_IN: Cell<bool> = const { Cell::new(false) };
-
-    /// The stand-in of the loops this thread drives, once it first blocked in place.
+    /// The stand-in of the loops this thread drives (as their thread, or as a stand-in
+    /// itself), once it first blocked in place.
     static MY_STAND_IN: RefCell<Option<StandIn>> = const { RefCell::new(None) };
 }
 
@@ -107,7 +108,6 @@ impl StandIn {
 /// The stand-in thread: takes each offer that stands for [`GRACE`], stands in for the
 /// loop until asked back, gives the state back; ends when the hand-over is closed.
 fn serve(handover: &Handover<Offer>) {
-    STAND_IN.with(|s| s.set(true));
     /// Gives the state back once asked, also if the turn panicked: the loop's thread
     /// waits for it.
     struct GiveBack<'a>(&'a Handover<Offer>);
@@ -287,8 +287,9 @@ fn stand_in(core: &Core, handover: &Handover<Offer>) {
 /// (`share_work`); then `f` runs outside the loop (`context::outside_loop`) while the
 /// thread's stand-in polls the loop's sockets and runs its other `Send` tasks and
 /// timers, if `f` runs longer than 50 µs (see the module docs). The loop's state
-/// comes back, and the mark is removed, when `f` returns or panics. Off every loop, and
-/// on a stand-in thread, it only runs `f` (outside any loop). `wrap` wraps the
+/// comes back, and the mark is removed, when `f` returns or panics (on a stand-in, the
+/// loop goes on to the stand-in's own stand-in). Off every loop it only runs `f`
+/// (outside any loop). `wrap` wraps the
 /// stand-in's turn (a runtime enters its context there).
 pub fn block_in_place_scope<R>(wrap: Option<StandInContext>, f: impl FnOnce() -> R) -> R {
     struct Unmark(Option<share_work::Blocked>);
@@ -306,14 +307,13 @@ pub fn block_in_place_scope<R>(wrap: Option<StandInContext>, f: impl FnOnce() ->
             c as *const Core
         })
     });
-    let on_stand_in = STAND_IN.with(Cell::get);
     context::outside_loop(move || {
-        // SAFETY: this thread drives `core`'s loop and, being outside it now, touches
-        // the core no more until `_lent` is dropped, before `outside_loop` puts the
-        // loop back; the core lives in the loop, which this thread's stack is driving.
-        let _lent = core
-            .filter(|_| !on_stand_in)
-            .and_then(|core| unsafe { Lent::offer(core, wrap) });
+        // SAFETY: this thread drives `core`'s loop (as its thread, or as its stand-in)
+        // and, being outside it now, touches the core no more until `_lent` is dropped,
+        // before `outside_loop` puts the loop back; the core lives in the loop, which
+        // the loop thread's stack is driving (a stand-in's loop thread waits for the
+        // stand-in to give the core back).
+        let _lent = core.and_then(|core| unsafe { Lent::offer(core, wrap) });
         f()
     })
 }
