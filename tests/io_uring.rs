@@ -1959,3 +1959,58 @@ fn runtime_shutdown_with_a_udp_receive_armed() {
     );
     std::net::UdpSocket::bind(addr).expect("the port is free after the runtime's shutdown");
 }
+
+/// A read on the ring that does not wait spends the task's cooperative budget, as
+/// tokio's does: a task reading byte by byte from a full receive queue yields to the
+/// loop's other tasks long before it has read everything. Both ways a read finds
+/// bytes: in the ring's buffers (the receive was armed before they came), and read from
+/// the socket at once (no receive armed yet).
+#[test]
+fn reads_that_find_data_spend_the_budget() {
+    let Some(rt) = ring_runtime(1) else { return };
+    for armed in [true, false] {
+        let (yielded, on_ring) = within(&rt, read_byte_by_byte(armed));
+        assert!(on_ring, "the accepted stream reads on the ring");
+        assert!(yielded, "the reader yielded to the loop's other task (armed: {armed})");
+    }
+}
+
+/// Reads 4,000 bytes one at a time from a client that sent them at once (after a
+/// pause if `armed`, so that the first read arms the ring's receive and the rest lands
+/// in its buffers); true if a task spawned before the reads ran before they ended.
+async fn read_byte_by_byte(armed: bool) -> (bool, bool) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        if armed {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        c.write_all(&[0u8; 4_001]).unwrap();
+        c
+    });
+    let server = netloop::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b).await.unwrap();
+        let on_ring = s.is_on_ring();
+        // The rest has arrived by then.
+        netloop::time::sleep(Duration::from_millis(100)).await;
+        let ticked = Arc::new(AtomicBool::new(false));
+        let t = ticked.clone();
+        let ticker = netloop::spawn(async move { t.store(true, SeqCst) });
+        let mut before_end = false;
+        for _ in 0..4_000 {
+            s.read_exact(&mut b).await.unwrap();
+            before_end |= ticked.load(SeqCst);
+        }
+        ticker.await.unwrap();
+        (before_end, on_ring)
+    });
+    let out = server.await.unwrap();
+    drop(client.join().unwrap());
+    out
+}

@@ -136,6 +136,34 @@ impl std::fmt::Debug for RingSocket {
     }
 }
 
+/// The buffers one read emptied, given back to the pool together: a few fit without an
+/// allocation (a read usually empties one).
+#[derive(Default)]
+struct EmptiedBuffers {
+    bids: [u16; 8],
+    len: usize,
+}
+
+impl EmptiedBuffers {
+    /// Adds `bid`; when that fills the list, returns its buffers (to give back now)
+    /// and starts it over.
+    fn push(&mut self, bid: u16) -> Option<impl Iterator<Item = u16>> {
+        self.bids[self.len] = bid;
+        self.len += 1;
+        (self.len == self.bids.len()).then(|| self.take())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every buffer listed; the list is empty after.
+    fn take(&mut self) -> impl Iterator<Item = u16> + use<> {
+        let (bids, len) = (self.bids, std::mem::take(&mut self.len));
+        bids.into_iter().take(len)
+    }
+}
+
 fn loop_gone_error() -> io::Error {
     crate::error::LoopShutDown::io_error()
 }
@@ -403,7 +431,8 @@ impl RingSocket {
             return Poll::Pending;
         }
         let mut n = 0;
-        let mut done = Vec::new();
+        // Emptied buffers, given back together once the lock is released.
+        let mut done = EmptiedBuffers::default();
         let mut i = 0;
         while n < buf.len() {
             let Some(chunk) = state.chunks.get_mut(i) else { break };
@@ -420,15 +449,19 @@ impl RingSocket {
             }
             chunk.start += take as u32;
             if chunk.start == chunk.end {
-                done.push(chunk.bid);
+                let bid = chunk.bid;
                 state.chunks.pop_front();
+                if let Some(full) = done.push(bid) {
+                    // SAFETY: each buffer was emptied and popped above, once.
+                    unsafe { self.pool.recycle(full) };
+                }
             }
         }
         let rearm = state.throttled && state.recv.is_none() && state.chunks.len() <= MAX_CHUNKS / 2 && !peek;
         drop(state);
         if !done.is_empty() {
             // SAFETY: each buffer was emptied and popped above, once.
-            unsafe { self.pool.recycle(done) };
+            unsafe { self.pool.recycle(done.take()) };
         }
         if rearm {
             self.arm_recv();
@@ -436,12 +469,25 @@ impl RingSocket {
         Poll::Ready(Ok(n))
     }
 
-    /// `AsyncRead`'s read: spends one unit of the task's budget when data is there.
+    /// `AsyncRead`'s read: a read that does not wait spends one unit of the task's
+    /// budget, whether its bytes were waiting in the ring's buffers or were read from
+    /// the socket at once (tokio spends one per read that finds the socket ready).
     pub(crate) fn poll_read(self: &Arc<Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        if self.has_data() {
-            std::task::ready!(coop::poll_proceed(cx)).made_progress();
+        self.read_spending_budget(cx, buf, false)
+    }
+
+    fn read_spending_budget(
+        self: &Arc<Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+        peek: bool,
+    ) -> Poll<io::Result<usize>> {
+        let budget = std::task::ready!(coop::poll_proceed(cx));
+        let read = self.read_into(Some(cx), buf, peek);
+        if read.is_ready() {
+            budget.made_progress();
         }
-        self.read_into(Some(cx), buf, false)
+        read
     }
 
     /// Reads what is there without waiting: `WouldBlock` if nothing is (the receive is
@@ -480,14 +526,9 @@ impl RingSocket {
         !state.chunks.is_empty() || state.recv.is_some()
     }
 
-    /// Copies what is there without taking it.
+    /// Copies what is there without taking it; spends budget as a read does.
     pub(crate) fn poll_peek(self: &Arc<Self>, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.read_into(Some(cx), buf, true)
-    }
-
-    fn has_data(&self) -> bool {
-        let state = lock(&self.state);
-        !state.chunks.is_empty() || state.eof || state.read_error.is_some()
+        self.read_spending_budget(cx, buf, true)
     }
 
     /// Ready when a read would not wait (data, end of stream or an error). `shared`:
@@ -582,9 +623,22 @@ impl RingSocket {
         }
         let start = !state.sending;
         state.sending = true;
-        drop(state);
-        if start {
-            self.start_send();
+        if !start {
+            return Poll::Ready(Ok(n));
+        }
+        // On the loop's thread, with its driver free, the send is queued under this
+        // lock; elsewhere it goes through the loop (`start_send`).
+        let mut woken = Waiters::default();
+        match self.on_loop(|this, driver| woken = this.submit_send(&mut state, driver)) {
+            Ok(()) => {
+                drop(state);
+                wake_all([woken]);
+                self.submit_now_from_main();
+            }
+            Err(_) => {
+                drop(state);
+                self.start_send();
+            }
         }
         Poll::Ready(Ok(n))
     }
@@ -599,6 +653,12 @@ impl RingSocket {
             drop(state);
             wake_all([woken]);
         });
+        self.submit_now_from_main();
+    }
+
+    /// From `block_on`'s own future, which may block its thread before the loop's next
+    /// turn, the queued operations go to the kernel now.
+    fn submit_now_from_main(&self) {
         context::with_own_core(&self.shared, |core| {
             if core.polling_main.get() {
                 core.submit_now();

@@ -278,10 +278,16 @@ where
     #[inline]
     pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         if let Some(ring) = self.ring() {
-            if !buf.is_empty() {
-                ready!(crate::coop::poll_proceed(cx)).made_progress();
+            if buf.is_empty() {
+                return ring.poll_write(Some(cx), &[buf]);
             }
-            return ring.poll_write(Some(cx), &[buf]);
+            // A write that waits for room gives its unit back (tokio's).
+            let budget = ready!(crate::coop::poll_proceed(cx));
+            let written = ring.poll_write(Some(cx), &[buf]);
+            if written.is_ready() {
+                budget.made_progress();
+            }
+            return written;
         }
         ready!(self.left_sent(Some(cx), false))?;
         let len = buf.len();
@@ -294,8 +300,12 @@ where
     /// Vectored [`poll_write`](Self::poll_write).
     pub fn poll_write_vectored(&self, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
         if let Some(ring) = self.ring() {
-            ready!(crate::coop::poll_proceed(cx)).made_progress();
-            return ring.poll_write(Some(cx), bufs);
+            let budget = ready!(crate::coop::poll_proceed(cx));
+            let written = ring.poll_write(Some(cx), bufs);
+            if written.is_ready() {
+                budget.made_progress();
+            }
+            return written;
         }
         ready!(self.left_sent(Some(cx), false))?;
         // No short-write shortcut here: `writev` takes at most IOV_MAX slices, so a
