@@ -1975,6 +1975,90 @@ fn reads_that_find_data_spend_the_budget() {
     }
 }
 
+/// `poll_read_ready` on the ring spends budget once ready, as on readiness: a task
+/// that polls it in a loop while bytes wait yields to the loop's other tasks.
+#[test]
+fn read_readiness_spends_the_budget() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    let Some(rt) = ring_runtime(1) else { return };
+    let (yielded, on_ring) = within(&rt, async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = std::thread::spawn(move || {
+            use std::io::Write;
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            c.write_all(&[0u8; 2]).unwrap();
+            c
+        });
+        let server = netloop::spawn(async move {
+            let (s, _) = listener.accept().await.unwrap();
+            s.readable().await.unwrap();
+            let mut b = [0u8; 1];
+            s.try_read(&mut b).unwrap();
+            let ticked = Arc::new(AtomicBool::new(false));
+            let t = ticked.clone();
+            let ticker = netloop::spawn(async move { t.store(true, SeqCst) });
+            let mut before_end = false;
+            for _ in 0..1_000 {
+                std::future::poll_fn(|cx| s.poll_read_ready(cx)).await.unwrap();
+                before_end |= ticked.load(SeqCst);
+            }
+            ticker.await.unwrap();
+            (before_end, s.is_on_ring())
+        });
+        let out = server.await.unwrap();
+        drop(client.join().unwrap());
+        out
+    });
+    assert!(on_ring, "the accepted stream is on the ring");
+    assert!(yielded, "the task yielded to the loop's other task");
+}
+
+/// An accept on the ring that finds a connection waiting spends budget, as on
+/// readiness: a task accepting a backlog of connections yields to the loop's other
+/// tasks before it has taken them all.
+#[test]
+fn accepts_that_find_connections_spend_the_budget() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    let Some(rt) = ring_runtime(1) else { return };
+    let (yielded, on_ring) = within(&rt, async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let client = std::thread::spawn(move || {
+            let first = std::net::TcpStream::connect(addr).unwrap();
+            go_rx.recv().unwrap();
+            let mut rest: Vec<_> = (0..299).map(|_| std::net::TcpStream::connect(addr).unwrap()).collect();
+            rest.push(first);
+            rest
+        });
+        let server = netloop::spawn(async move {
+            // The first accept arms the ring's accept; the rest queue behind it.
+            drop(listener.accept().await.unwrap());
+            let on_ring = listener.is_on_ring();
+            go_tx.send(()).unwrap();
+            netloop::time::sleep(Duration::from_millis(200)).await;
+            let ticked = Arc::new(AtomicBool::new(false));
+            let t = ticked.clone();
+            let ticker = netloop::spawn(async move { t.store(true, SeqCst) });
+            let mut before_end = false;
+            for _ in 0..299 {
+                drop(listener.accept().await.unwrap());
+                before_end |= ticked.load(SeqCst);
+            }
+            ticker.await.unwrap();
+            (before_end, on_ring)
+        });
+        let out = server.await.unwrap();
+        drop(client.join().unwrap());
+        out
+    });
+    assert!(on_ring, "the listener accepts on the ring");
+    assert!(yielded, "the task yielded to the loop's other task");
+}
+
 /// Reads 4,000 bytes one at a time from a client that sent them at once (after a
 /// pause if `armed`, so that the first read arms the ring's receive and the rest lands
 /// in its buffers); true if a task spawned before the reads ran before they ended.

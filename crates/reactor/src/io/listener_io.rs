@@ -166,8 +166,16 @@ pub(crate) struct RingAcceptor {
 }
 
 impl RingAcceptor {
+    /// An accept that does not wait spends a unit of the task's budget (`Pending`, the
+    /// task woken later, once it is spent), as tokio's does.
     fn poll_accept(self: &Arc<Self>, cx: &mut Context<'_>) -> Option<Poll<io::Result<OwnedFd>>> {
         let mut state = lock(&self.state);
+        if !state.accepted.is_empty() || state.error.is_some() || state.loop_gone {
+            match crate::coop::poll_proceed(cx) {
+                Poll::Ready(budget) => budget.made_progress(),
+                Poll::Pending => return Some(Poll::Pending),
+            }
+        }
         if let Some(fd) = state.accepted.pop_front() {
             return Some(Poll::Ready(Ok(fd)));
         }

@@ -166,20 +166,21 @@ where
     }
 
     /// Polls for read readiness: on the ring, ready when a read would not wait. Only
-    /// the last task to poll is woken.
+    /// the last task to poll is woken. Once ready it spends a unit of the task's
+    /// budget, as on readiness (tokio's `poll_read_ready`).
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.ring() {
-            Some(ring) => ring.poll_read_ready(cx, false),
+            Some(ring) => spend_once_ready(cx, |cx| ring.poll_read_ready(cx, false)),
             None if self.left().is_some_and(|r| r.has_leftover()) => Poll::Ready(Ok(())),
             None => self.evented.poll_read_ready(cx).map_ok(drop),
         }
     }
 
     /// Polls for write readiness: on the ring, ready when the send window has room.
-    /// Only the last task to poll is woken.
+    /// Only the last task to poll is woken. Spends budget as `poll_read_ready` does.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.ring() {
-            Some(ring) => ring.poll_write_ready(cx, false),
+            Some(ring) => spend_once_ready(cx, |cx| ring.poll_write_ready(cx, false)),
             None => {
                 ready!(self.left_sent(Some(cx), false))?;
                 self.evented.poll_write_ready(cx).map_ok(drop)
@@ -410,4 +411,16 @@ impl<S: Source + AsRawFd + IntoRawFd> Drop for StreamIo<S> {
             ring.release();
         }
     }
+}
+
+/// Polls `ready` and, once it is ready, spends a unit of the task's budget (`Pending`,
+/// with the task woken later, if none is left), as a readiness registration's
+/// `poll_ready` does.
+fn spend_once_ready(
+    cx: &mut Context<'_>,
+    ready: impl FnOnce(&mut Context<'_>) -> Poll<io::Result<()>>,
+) -> Poll<io::Result<()>> {
+    let readiness = ready!(ready(cx));
+    ready!(crate::coop::poll_proceed(cx)).made_progress();
+    Poll::Ready(readiness)
 }
