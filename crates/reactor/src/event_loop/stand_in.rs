@@ -26,7 +26,7 @@
 //! and send no wake meanwhile. Asking the state back writes the loop's waker, which
 //! ends that wait at once.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -50,10 +50,19 @@ const INBOX_CHECK: Duration = Duration::from_millis(1);
 /// long for one that does not.
 const GRACE: Duration = Duration::from_micros(50);
 
+/// How many stand-ins deep a loop's hand-over may go: a `block_in_place` on a stand-in
+/// this many levels above the loop's thread runs in place, as every one on a stand-in
+/// did before stand-ins could have their own. Each level is a thread kept until the
+/// thread below it exits, so this bounds the threads one loop can gather.
+const MAX_STAND_IN_DEPTH: usize = 8;
+
 thread_local! {
     /// The stand-in of the loops this thread drives (as their thread, or as a stand-in
     /// itself), once it first blocked in place.
     static MY_STAND_IN: RefCell<Option<StandIn>> = const { RefCell::new(None) };
+
+    /// 0 on a loop's thread; on a stand-in, one more than the thread it stands in for.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Wraps each turn of the stand-in (say, to enter a runtime's context on it).
@@ -94,9 +103,13 @@ impl StandIn {
     fn start() -> Option<StandIn> {
         let handover = Arc::new(Handover::new());
         let theirs = handover.clone();
+        let depth = DEPTH.with(Cell::get) + 1;
         let thread = thread::Builder::new()
             .name("netloop-stand-in".into())
-            .spawn(move || serve(&theirs))
+            .spawn(move || {
+                DEPTH.with(|d| d.set(depth));
+                serve(&theirs)
+            })
             .ok()?;
         Some(StandIn {
             handover,
@@ -165,6 +178,9 @@ impl Lent {
     /// `core` is the core of the loop this thread drives, which touches it no more until
     /// the returned value is dropped, and which outlives that drop.
     unsafe fn offer(core: *const Core, wrap: Option<StandInContext>) -> Option<Lent> {
+        if DEPTH.with(Cell::get) >= MAX_STAND_IN_DEPTH {
+            return None;
+        }
         let (handover, stand_in) = MY_STAND_IN.with(|mine| {
             let mut mine = mine.borrow_mut();
             if mine.is_none() {
@@ -175,10 +191,14 @@ impl Lent {
         })?;
         // SAFETY: per the contract, the core is alive and still this thread's.
         let shared = unsafe { (*core).shared.clone() };
-        handover.offer(Offer {
-            core: CorePtr(core),
-            wrap,
-        });
+        // Refused only if this thread's hand-over is already in use: a closure that
+        // drives another loop blocked in place inside it (the closure runs in place).
+        handover
+            .offer(Offer {
+                core: CorePtr(core),
+                wrap,
+            })
+            .ok()?;
         stand_in.unpark();
         Some(Lent {
             handover,
