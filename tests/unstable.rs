@@ -271,6 +271,31 @@ fn worker_thread_id_is_the_thread_that_drives_the_loop() {
     assert_eq!(metrics.worker_thread_id(0), Some(other));
 }
 
+/// While a task blocks in place, the loop's stand-in drives it and is its worker
+/// thread; once the state is back, the loop's own thread is again.
+#[test]
+fn worker_thread_id_comes_back_after_a_block_in_place() {
+    let rt = Builder::new_multi_thread().worker_threads(1).build().unwrap();
+    let metrics = rt.metrics();
+    let (during, after, own) = rt.block_on(async move {
+        netloop::spawn(async move {
+            let own = std::thread::current().id();
+            let during = task::block_in_place(|| {
+                // Long enough for the stand-in to take the loop.
+                std::thread::sleep(Duration::from_millis(50));
+                netloop::runtime::Handle::current().metrics().worker_thread_id(0)
+            });
+            let after = netloop::runtime::Handle::current().metrics().worker_thread_id(0);
+            (during, after, own)
+        })
+        .await
+        .unwrap()
+    });
+    assert_ne!(during, Some(own), "the stand-in drove the loop meanwhile");
+    assert_eq!(after, Some(own), "the loop's thread drives it again");
+    drop(metrics);
+}
+
 #[test]
 fn noops_count_wake_ups_that_ran_nothing() {
     let rt = Builder::new_current_thread().enable_all().build().unwrap();

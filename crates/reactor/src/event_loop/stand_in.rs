@@ -219,6 +219,9 @@ impl Drop for Lent {
         self.shared.write_eventfd();
         self.stand_in.unpark();
         self.handover.wait_given_back();
+        // This thread drives the loop again (`worker_thread_id`).
+        #[cfg(tokio_unstable)]
+        self.shared.unstable.set_driver(thread::current().id());
     }
 }
 
