@@ -2098,3 +2098,676 @@ async fn read_byte_by_byte(armed: bool) -> (bool, bool) {
     drop(client.join().unwrap());
     out
 }
+
+// ---- audit: the ring against epoll/tokio -------------------------------------------
+//
+// Each scenario runs as a task on the loop of a one-worker runtime, once on epoll and
+// once on io_uring, and returns what it observed and whether its stream (or listener)
+// was on the ring; the test asserts the ring's observation is epoll's (tokio's).
+
+/// A one-worker runtime, on io_uring if `ring` else on epoll; `None` if io_uring is
+/// refused by this kernel.
+fn audit_runtime(ring: bool) -> Option<Runtime> {
+    if ring {
+        return ring_runtime(1);
+    }
+    Some(
+        Builder::new_multi_thread()
+            .worker_threads(1)
+            .io_driver(IoDriver::Epoll)
+            .enable_all()
+            .build()
+            .unwrap(),
+    )
+}
+
+/// Runs `scenario` on an epoll runtime and on an io_uring one (each a task of the
+/// runtime's loop) and returns (epoll's observation, the ring's); checks that the
+/// scenario's socket was on the ring only on the io_uring runtime.
+fn on_epoll_and_ring<T, Fut>(scenario: fn() -> Fut) -> Option<(T, T)>
+where
+    Fut: std::future::Future<Output = (T, bool)> + Send + 'static,
+    T: Send + std::fmt::Debug + 'static,
+{
+    let mut out = Vec::new();
+    for ring in [false, true] {
+        let rt = audit_runtime(ring)?;
+        let (seen, on_ring) = within(&rt, async move { netloop::spawn(scenario()).await.unwrap() });
+        assert_eq!(
+            on_ring, ring,
+            "the socket is on the ring exactly on the io_uring runtime"
+        );
+        eprintln!("{}: {seen:?}", if ring { "io_uring" } else { "epoll" });
+        out.push(seen);
+    }
+    let ring = out.pop().unwrap();
+    let epoll = out.pop().unwrap();
+    Some((epoll, ring))
+}
+
+/// A listener, a std client connected to it, and the accepted stream, whose receive is
+/// armed on the ring (a read that found nothing): what the client sends next is taken
+/// in by the ring's multishot receive.
+async fn accepted_with_receive_armed() -> (TcpListener, std::net::TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (s, _) = listener.accept().await.unwrap();
+    let mut b = [0u8; 1];
+    assert_eq!(s.try_read(&mut b).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+    (listener, client, s)
+}
+
+/// One `recv(2)` on `fd` that does not wait: what a `try_io`/`async_io` closure runs.
+fn raw_recv(fd: std::os::fd::RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// `peek` after the stream left the ring (`ready()`): tokio returns the bytes that are
+/// there; on the ring, bytes its receive had already taken are skipped (`peek` goes to
+/// the socket by readiness), so `peek` waits for bytes that never come.
+#[test]
+fn peek_after_leaving_the_ring_sees_the_bytes_already_received() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        use std::io::Write;
+        let (_l, mut client, s) = accepted_with_receive_armed().await;
+        let on_ring = s.is_on_ring();
+        client.write_all(b"hello").unwrap();
+        s.readable().await.unwrap();
+        s.ready(netloop::io::Interest::READABLE).await.unwrap();
+        let mut b = [0u8; 16];
+        let peeked = match netloop::time::timeout(Duration::from_secs(2), s.peek(&mut b)).await {
+            Ok(Ok(n)) => String::from_utf8_lossy(&b[..n]).into_owned(),
+            Ok(Err(e)) => format!("error: {e}"),
+            Err(_) => "peek still waiting after 2 s".to_owned(),
+        };
+        (peeked, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, "hello");
+    assert_eq!(ring, epoll);
+}
+
+/// A custom read through `async_io` (tokio's way to run `recv(2)` yourself), on a
+/// stream whose earlier reads went through the ring: tokio's closure reads the bytes
+/// in order; on the ring, the bytes its receive had already taken are skipped and the
+/// closure reads what the peer sends after them.
+#[test]
+fn async_io_reads_after_leaving_the_ring_keep_the_byte_order() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let (_l, mut client, s) = accepted_with_receive_armed().await;
+        let on_ring = s.is_on_ring();
+        client.write_all(b"first").unwrap();
+        s.readable().await.unwrap();
+        // The peer goes on later (whatever the closure reads first must be "first").
+        let later = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            client.write_all(b"second").unwrap();
+            client
+        });
+        let fd = s.as_raw_fd();
+        let mut b = [0u8; 16];
+        let got = netloop::time::timeout(
+            Duration::from_secs(5),
+            s.async_io(netloop::io::Interest::READABLE, || raw_recv(fd, &mut b)),
+        )
+        .await;
+        let got = match got {
+            Ok(Ok(n)) => String::from_utf8_lossy(&b[..n]).into_owned(),
+            other => format!("{other:?}"),
+        };
+        drop(later.join().unwrap());
+        (got, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, "first");
+    assert_eq!(ring, epoll);
+}
+
+/// Dropping a stream with received bytes nobody read: tokio's close finds them in the
+/// kernel's receive queue and resets the connection (the peer reads `ConnectionReset`);
+/// on the ring the multishot receive has already moved them into its buffers, so the
+/// close is a clean FIN and the peer reads end of stream.
+#[test]
+fn dropping_a_stream_with_unread_bytes_resets_the_connection() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        use std::io::{Read, Write};
+        let (_l, mut client, s) = accepted_with_receive_armed().await;
+        let on_ring = s.is_on_ring();
+        client.write_all(b"never read").unwrap();
+        s.readable().await.unwrap();
+        drop(s);
+        let seen = netloop::task::spawn_blocking(move || {
+            client.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut b = [0u8; 16];
+            match client.read(&mut b) {
+                Ok(0) => "end of stream".to_owned(),
+                Ok(n) => format!("{n} bytes"),
+                Err(e) => format!("{:?}", e.kind()),
+            }
+        })
+        .await
+        .unwrap();
+        (seen, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, "ConnectionReset");
+    assert_eq!(ring, epoll);
+}
+
+/// `ready()` once the peer has shut its write direction: tokio's `Ready` says
+/// `is_read_closed()` (EPOLLRDHUP); a stream leaving the ring starts from readiness
+/// assumed from the ring's state, which never includes READ_CLOSED.
+#[test]
+fn ready_reports_read_closed_after_the_peer_shuts_down() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        let (_l, client, s) = accepted_with_receive_armed().await;
+        let on_ring = s.is_on_ring();
+        client.shutdown(std::net::Shutdown::Write).unwrap();
+        s.readable().await.unwrap();
+        let ready = s.ready(netloop::io::Interest::READABLE).await.unwrap();
+        drop(client);
+        ((ready.is_readable(), ready.is_read_closed()), on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, (true, true), "readable and read-closed");
+    assert_eq!(ring, epoll);
+}
+
+/// `take_error()` after the peer reset the connection: tokio's socket still holds the
+/// error (`SO_ERROR`) until something reads it; on the ring the multishot receive has
+/// already consumed it.
+#[test]
+fn take_error_reports_the_peers_reset() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        use std::os::fd::AsRawFd;
+        let (_l, client, s) = accepted_with_receive_armed().await;
+        let on_ring = s.is_on_ring();
+        // Close with SO_LINGER 0: a reset.
+        let linger = libc::linger {
+            l_onoff: 1,
+            l_linger: 0,
+        };
+        let r = unsafe {
+            libc::setsockopt(
+                client.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                (&linger as *const libc::linger).cast(),
+                std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(r, 0);
+        drop(client);
+        s.readable().await.unwrap();
+        let err = s.take_error().unwrap().map(|e| e.kind());
+        (format!("{err:?}"), on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, "Some(ConnectionReset)");
+    assert_eq!(ring, epoll);
+}
+
+/// `try_read_vectored` scatters what is there over every buffer (one `readv`); on the
+/// ring it fills only the first non-empty buffer.
+#[test]
+fn try_read_vectored_fills_every_buffer() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        use std::io::Write;
+        let (_l, mut client, s) = accepted_with_receive_armed().await;
+        let on_ring = s.is_on_ring();
+        client.write_all(b"hello world").unwrap();
+        s.readable().await.unwrap();
+        let (mut a, mut b) = ([0u8; 5], [0u8; 16]);
+        let n = s
+            .try_read_vectored(&mut [std::io::IoSliceMut::new(&mut a), std::io::IoSliceMut::new(&mut b)])
+            .unwrap();
+        (n, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, 11);
+    assert_eq!(ring, epoll);
+}
+
+/// How many descriptors of this process are connections accepted on `addr` (other
+/// tests' sockets run beside: counted by their local and peer addresses).
+fn accepted_descriptors(addr: std::net::SocketAddr) -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&fd| {
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+            let Ok(sock) = fd.try_clone_to_owned() else {
+                return false;
+            };
+            let sock = std::net::TcpStream::from(sock);
+            sock.local_addr().ok() == Some(addr) && sock.peer_addr().is_ok()
+        })
+        .count()
+}
+
+/// Connections the application has not accepted yet wait in the kernel's backlog
+/// (bounded by it, and holding no descriptor of the process): a server that limits its
+/// connections by not calling `accept` keeps its descriptors. The ring's multishot
+/// accept takes every connection as it comes, each a descriptor of the process, with no
+/// bound but `RLIMIT_NOFILE`.
+#[test]
+fn connections_not_yet_accepted_hold_no_descriptor() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        // One accept: on the ring, it arms the multishot accept.
+        let first = std::net::TcpStream::connect(addr).unwrap();
+        let (s, _) = listener.accept().await.unwrap();
+        let on_ring = listener.is_on_ring();
+        let before = accepted_descriptors(addr);
+        let clients: Vec<_> = (0..50).map(|_| std::net::TcpStream::connect(addr).unwrap()).collect();
+        // Let the loop take in whatever it takes in.
+        netloop::time::sleep(Duration::from_millis(300)).await;
+        let held = accepted_descriptors(addr) - before;
+        drop((first, s, clients));
+        (held, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, 0);
+    assert_eq!(ring, epoll);
+}
+
+/// Closes `client` with a reset (`SO_LINGER` 0).
+fn reset(client: std::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    let r = unsafe {
+        libc::setsockopt(
+            client.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(r, 0);
+    drop(client);
+}
+
+/// What a reader sees when the peer sends bytes and then resets: the bytes, then
+/// `ConnectionReset`, then end of stream (equal on both drivers).
+#[test]
+fn reads_after_the_peers_reset() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        use std::io::Write;
+        let (_l, mut client, mut s) = accepted_with_receive_armed().await;
+        let on_ring = s.is_on_ring();
+        client.write_all(b"data").unwrap();
+        s.readable().await.unwrap();
+        reset(client);
+        netloop::time::sleep(Duration::from_millis(100)).await;
+        let mut seen = Vec::new();
+        let mut b = [0u8; 16];
+        for _ in 0..4 {
+            seen.push(match s.read(&mut b).await {
+                Ok(n) => format!("Ok({n})"),
+                Err(e) => format!("{:?}", e.kind()),
+            });
+        }
+        (seen, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(ring, epoll);
+}
+
+/// What a writer sees after the peer reset the connection: each write's result.
+#[test]
+fn writes_after_the_peers_reset() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        let (_l, client, mut s) = accepted_with_receive_armed().await;
+        let on_ring = s.is_on_ring();
+        reset(client);
+        netloop::time::sleep(Duration::from_millis(100)).await;
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            seen.push(match s.write(b"x").await {
+                Ok(n) => format!("Ok({n})"),
+                Err(e) => format!("{:?}", e.kind()),
+            });
+            netloop::task::yield_now().await;
+        }
+        seen.push(format!("flush {:?}", s.flush().await.map_err(|e| e.kind())));
+        seen.push(format!("shutdown {:?}", s.shutdown().await.map_err(|e| e.kind())));
+        (seen, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(ring, epoll);
+}
+
+/// Writes to `s` until a write waits 300 ms (the peer reads nothing): the kernel's
+/// buffers and, on the ring, the send window are full. Returns the bytes accepted.
+async fn write_until_stuck(s: &mut TcpStream) -> usize {
+    let chunk = vec![0x42u8; 64 * 1024];
+    let mut written = 0;
+    while let Ok(n) = netloop::time::timeout(Duration::from_millis(300), s.write(&chunk)).await {
+        written += n.unwrap();
+    }
+    written
+}
+
+/// A server writes a response its client is slow to read (12 s), and drops the stream:
+/// with tokio every byte a write accepted is the kernel's, which delivers it after the
+/// close (then end of stream). On the ring, the bytes still in the send window when the
+/// grace (10 s) ends are dropped and the socket closes cleanly: the client reads a
+/// truncated response followed by an ordinary end of stream, with nothing to tell it
+/// bytes are missing. Takes about 13 s.
+#[test]
+fn a_dropped_streams_accepted_bytes_all_reach_a_slow_peer() {
+    let mut held = Vec::new();
+    for ring in [false, true] {
+        let Some(rt) = audit_runtime(ring) else { return };
+        let (written, reader, on_ring) = within(&rt, async move {
+            netloop::spawn(async move {
+                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+                let (mut s, _) = listener.accept().await.unwrap();
+                let written = write_until_stuck(&mut s).await;
+                let on_ring = s.is_on_ring();
+                drop(s);
+                (written, std_reader(client, Duration::from_secs(12)), on_ring)
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(on_ring, ring);
+        // The runtime stays up meanwhile: its loop is what sends the ring's bytes.
+        held.push((ring, rt, written, reader));
+    }
+    let mut outcomes = Vec::new();
+    for (ring, rt, written, reader) in held {
+        let got = reader.join().unwrap();
+        eprintln!(
+            "{}: written {written}, the peer got {got:?}",
+            if ring { "io_uring" } else { "epoll" }
+        );
+        outcomes.push((ring, got == Ok(written)));
+        drop(rt);
+    }
+    assert_eq!(
+        outcomes,
+        [(false, true), (true, true)],
+        "(ring, every accepted byte then end of stream)"
+    );
+}
+
+/// Writing to a stream whose runtime has shut down: tokio (and netloop's epoll) fail
+/// the write. On the ring, a stream with nothing in flight when its loop ended accepts
+/// the bytes into its window, finds the loop gone when it starts the send, drops them,
+/// and reports success to the write and to the flush after it.
+#[test]
+fn writes_after_the_runtime_is_gone_fail() {
+    let mut seen = Vec::new();
+    for ring in [false, true] {
+        let Some(rt) = audit_runtime(ring) else { return };
+        let (mut s, client, on_ring) = within(&rt, async {
+            netloop::spawn(async {
+                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+                let (mut s, _) = listener.accept().await.unwrap();
+                // A write whose send completes: nothing is left in flight.
+                s.write_all(b"a").await.unwrap();
+                s.flush().await.unwrap();
+                let on_ring = s.is_on_ring();
+                (s, client, on_ring)
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(on_ring, ring);
+        drop(rt);
+        let r = futures::executor::block_on(async {
+            s.write_all(b"lost").await?;
+            s.flush().await
+        });
+        drop(client);
+        seen.push(format!("{:?}", r.map_err(|e| e.kind())));
+    }
+    eprintln!("epoll, io_uring: {seen:?}");
+    assert!(seen[0].starts_with("Err"), "epoll fails the write: {}", seen[0]);
+    assert_eq!(seen[1], seen[0]);
+}
+
+/// `set_zero_linger()` then drop, on a stream whose sends wait for a peer that reads
+/// nothing (aborting a stuck connection): tokio's close resets the connection at once.
+/// On the ring, the ring socket's own descriptor stays open through the release grace
+/// (10 s) while it tries to send what it accepted, so no reset is sent meanwhile.
+#[test]
+fn a_zero_linger_drop_resets_at_once() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut s, _) = listener.accept().await.unwrap();
+        write_until_stuck(&mut s).await;
+        let on_ring = s.is_on_ring();
+        s.set_zero_linger().unwrap();
+        drop(s);
+        // The client sees the reset (`SO_ERROR`) without reading; 3 s is far more
+        // than a close takes, far less than the ring's grace.
+        let started = std::time::Instant::now();
+        let seen = loop {
+            if let Some(e) = client.take_error().unwrap() {
+                break format!("{:?}", e.kind());
+            }
+            if started.elapsed() > Duration::from_secs(3) {
+                break "no reset after 3 s".to_owned();
+            }
+            netloop::time::sleep(Duration::from_millis(20)).await;
+        };
+        (seen, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, "ConnectionReset");
+    assert_eq!(ring, epoll);
+}
+
+/// `accept` while the process is out of descriptors, then once some are free: tokio
+/// returns `EMFILE` at each accept while the table is full, then the connection.
+/// Fills the process's descriptor table for a moment: run it alone.
+#[test]
+#[ignore = "fills the process's descriptor table: run alone (--ignored --test-threads=1)"]
+fn accept_out_of_descriptors_then_again() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        // A first connection accepted: on the ring, the multishot accept is armed.
+        let _first = std::net::TcpStream::connect(addr).unwrap();
+        drop(listener.accept().await.unwrap());
+        let on_ring = listener.is_on_ring();
+        // The next client's socket, made while descriptors remain.
+        let client = unsafe { OwnedFd::from_raw_fd(libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0)) };
+        // Every slot below the limit taken.
+        let mut dups = Vec::new();
+        loop {
+            let fd = unsafe { libc::fcntl(listener.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
+            if fd < 0 {
+                break;
+            }
+            dups.push(unsafe { OwnedFd::from_raw_fd(fd) });
+            assert!(dups.len() < 100_000, "no descriptor limit");
+        }
+        let std::net::SocketAddr::V4(v4) = addr else {
+            unreachable!()
+        };
+        let sin = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: v4.port().to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(*v4.ip()).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let r = unsafe {
+            libc::connect(
+                client.as_raw_fd(),
+                (&sin as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+        let kind = |r: Result<std::io::Result<(TcpStream, std::net::SocketAddr)>, _>| match r {
+            Ok(Ok(_)) => "Ok".to_owned(),
+            Ok(Err(e)) => e.raw_os_error().map_or(format!("{e}"), |n| format!("os error {n}")),
+            Err(_) => "still waiting".to_owned(),
+        };
+        let mut seen = Vec::new();
+        for _ in 0..2 {
+            seen.push(kind(
+                netloop::time::timeout(Duration::from_secs(1), listener.accept()).await,
+            ));
+        }
+        drop(dups);
+        seen.push(kind(
+            netloop::time::timeout(Duration::from_secs(2), listener.accept()).await,
+        ));
+        (seen, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, ["os error 24", "os error 24", "Ok"]);
+    assert_eq!(ring, epoll);
+}
+
+/// A stream read on the ring on loop A, moved to a task on loop B, which asks for
+/// readiness (`ready()`): the stream leaves the ring from B's thread, where the cancel
+/// of A's receive can only be queued for A. Until A runs it, A's receive still takes
+/// bytes in while B's reads go to the socket directly; B's read finds no leftover (A
+/// has not taken in the completions yet) and reads later bytes first. tokio: bytes in
+/// order. Here A is kept busy while the peer sends numbered segments; the reader
+/// checks their order (a race: when it does not occur the test passes).
+#[test]
+fn reads_after_leaving_the_ring_from_another_loop_keep_the_byte_order() {
+    let Some(rt) = ring_runtime(2) else { return };
+    let order = within(&rt, async {
+        let here = || async { EventLoopHandle::current().unwrap() };
+        let a = netloop::spawn(here()).await.unwrap();
+        let mut b = None;
+        for _ in 0..16 {
+            let h = netloop::spawn(here()).await.unwrap();
+            if h != a {
+                b = Some(h);
+                break;
+            }
+        }
+        let b = b.expect("two loops");
+        let (s, client) = a
+            .spawn(async {
+                let (_l, client, s) = accepted_with_receive_armed().await;
+                assert!(s.is_on_ring());
+                netloop::task::yield_now().await; // the receive is submitted
+                (s, client)
+            })
+            .unwrap()
+            .await;
+        const SEGMENTS: u32 = 300;
+        let go = std::sync::Arc::new(std::sync::Barrier::new(3));
+        // Loop A busy (its thread asleep in between, so the ring's receive still runs).
+        let blocker = {
+            let go = go.clone();
+            a.spawn(async move {
+                go.wait();
+                let until = std::time::Instant::now() + Duration::from_millis(400);
+                while std::time::Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+            .unwrap()
+        };
+        let writer = {
+            let go = go.clone();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let mut client = client;
+                client.set_nodelay(true).unwrap();
+                go.wait();
+                for i in 0..SEGMENTS {
+                    client.write_all(&i.to_be_bytes()).unwrap();
+                    std::thread::sleep(Duration::from_micros(500));
+                }
+                client
+            })
+        };
+        let reader = b
+            .spawn(async move {
+                let mut s = s;
+                go.wait();
+                s.ready(netloop::io::Interest::READABLE).await.unwrap();
+                assert!(!s.is_on_ring());
+                let mut got = Vec::new();
+                let mut buf = [0u8; 64];
+                while got.len() < SEGMENTS as usize * 4 {
+                    let n = s.read(&mut buf).await.unwrap();
+                    assert!(n > 0, "end of stream after {} bytes", got.len());
+                    got.extend_from_slice(&buf[..n]);
+                }
+                got.chunks(4)
+                    .map(|c| u32::from_be_bytes(c.try_into().unwrap()))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap();
+        let order = reader.await;
+        blocker.await;
+        drop(writer.join().unwrap());
+        order
+    });
+    let first_out_of_order = order.iter().enumerate().find(|&(i, &v)| v != i as u32);
+    assert_eq!(first_out_of_order, None, "segments read out of order: {order:?}");
+}
+
+/// The same for a Unix stream: closing one with unread bytes makes the peer's read
+/// fail with `ConnectionReset` (`unix_release_sock`); on the ring the peer reads end
+/// of stream.
+#[test]
+fn dropping_a_unix_stream_with_unread_bytes_resets_the_peer() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        use std::io::{Read, Write};
+        let (a, mut peer) = std::os::unix::net::UnixStream::pair().unwrap();
+        let a = netloop::net::UnixStream::from_std(a).unwrap();
+        let mut b = [0u8; 16];
+        assert_eq!(a.try_read(&mut b).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+        let on_ring = a.is_on_ring();
+        peer.write_all(b"never read").unwrap();
+        a.readable().await.unwrap();
+        drop(a);
+        let seen = netloop::task::spawn_blocking(move || {
+            peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            match peer.read(&mut b) {
+                Ok(0) => "end of stream".to_owned(),
+                Ok(n) => format!("{n} bytes"),
+                Err(e) => format!("{:?}", e.kind()),
+            }
+        })
+        .await
+        .unwrap();
+        (seen, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, "ConnectionReset");
+    assert_eq!(ring, epoll);
+}
