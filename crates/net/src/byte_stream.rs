@@ -90,7 +90,7 @@ macro_rules! byte_stream_methods {
 
         /// Takes the socket's pending error (`SO_ERROR`), if any.
         pub fn take_error(&self) -> std::io::Result<Option<std::io::Error>> {
-            self.io.get_ref().take_error()
+            self.io.take_error(|s| s.take_error())
         }
 
         pub(crate) fn poll_read_priv(

@@ -851,17 +851,46 @@ impl RingSocket {
         reap_now(&self.shared, then)
     }
 
+    /// The error the receive took from the socket that no read has reported yet
+    /// (`take_error`): the kernel reports a socket's error once, to whichever call asks
+    /// first, and reads return the end of the stream after it.
+    pub(crate) fn take_read_error(&self) -> Option<io::Error> {
+        let mut state = lock(&self.state);
+        let errno = state.read_error.take()?;
+        state.eof = true;
+        Some(io::Error::from_raw_os_error(errno))
+    }
+
+    /// Puts back an error a read took after a vectored read's earlier buffers got
+    /// bytes, for the next read to report (errors that are the socket's state, such as
+    /// the loop being gone, come back by themselves).
+    pub(crate) fn keep_read_error(&self, e: io::Error) {
+        if let Some(errno) = e.raw_os_error() {
+            let mut state = lock(&self.state);
+            state.read_error = Some(errno);
+            state.eof = false;
+        }
+    }
+
     /// The readiness a stream leaving the ring starts from on readiness: what tokio
     /// would count as ready now (readable until a read found nothing, writable until a
     /// write found the window full).
     pub(crate) fn readiness(&self) -> crate::io::Ready {
+        use crate::io::Ready;
         let state = lock(&self.state);
-        let mut ready = crate::io::Ready::EMPTY;
+        let mut ready = Ready::EMPTY;
         if state.read_would_not_wait() {
-            ready |= crate::io::Ready::READABLE;
+            ready |= Ready::READABLE;
         }
         if state.writable {
-            ready |= crate::io::Ready::WRITABLE;
+            ready |= Ready::WRITABLE;
+        }
+        // What epoll would add for what the receive saw: the peer's FIN (`EPOLLRDHUP`),
+        // or a reset or other error (`EPOLLERR | EPOLLHUP`).
+        if state.read_error.is_some() {
+            ready |= Ready::READ_CLOSED | Ready::WRITE_CLOSED | Ready::ERROR;
+        } else if state.eof {
+            ready |= Ready::READ_CLOSED;
         }
         ready
     }

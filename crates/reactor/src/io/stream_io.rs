@@ -247,9 +247,43 @@ where
         self.evented.try_io(Direction::Read, |mut s| s.read(buf))
     }
 
-    /// Vectored [`try_read`](Self::try_read).
+    /// The socket's pending error (`SO_ERROR`, through `op`), or first the one the
+    /// ring's receive took from the socket and no read has reported yet (the kernel
+    /// hands a socket's error to one call only).
+    pub fn take_error(&self, op: impl FnOnce(&S) -> io::Result<Option<io::Error>>) -> io::Result<Option<io::Error>> {
+        if let Some(ring) = self.ring.get().and_then(Option::as_ref)
+            && let Some(e) = ring.take_read_error()
+        {
+            return Ok(Some(e));
+        }
+        op(self.evented.get_ref())
+    }
+
+    /// Vectored [`try_read`](Self::try_read): on the ring, fills the buffers in turn
+    /// until one is left short (no more bytes now) or the stream ends, as `readv` does.
     pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
-        if self.ring().is_some() || self.left().is_some_and(|r| r.has_leftover()) {
+        if let Some(ring) = self.ring() {
+            let mut total = 0;
+            for buf in bufs.iter_mut().filter(|b| !b.is_empty()) {
+                match ring.try_read(buf) {
+                    Ok(n) => {
+                        total += n;
+                        if n < buf.len() {
+                            break;
+                        }
+                    }
+                    Err(e) if total > 0 && e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if total > 0 => {
+                        // Reported by the next read, as `readv` would after its bytes.
+                        ring.keep_read_error(e);
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            return Ok(total);
+        }
+        if self.left().is_some_and(|r| r.has_leftover()) {
             let Some(first) = bufs.iter_mut().find(|b| !b.is_empty()) else {
                 return Ok(0);
             };
