@@ -2361,10 +2361,12 @@ fn accepted_descriptors(addr: std::net::SocketAddr) -> usize {
 /// Connections the application has not accepted yet wait in the kernel's backlog
 /// (bounded by it, and holding no descriptor of the process): a server that limits its
 /// connections by not calling `accept` keeps its descriptors. The ring's multishot
-/// accept takes every connection as it comes, each a descriptor of the process, with no
-/// bound but `RLIMIT_NOFILE`.
+/// accept takes connections as they come, each a descriptor of the process, but at most
+/// 16 ahead of the application's accepts (and those the kernel took in the same turn):
+/// the rest wait in the backlog. Here 50 clients connect, one every 2 ms, while the
+/// application accepts none.
 #[test]
-fn connections_not_yet_accepted_hold_no_descriptor() {
+fn connections_not_yet_accepted_hold_few_descriptors() {
     let Some((epoll, ring)) = on_epoll_and_ring(|| async {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -2373,17 +2375,30 @@ fn connections_not_yet_accepted_hold_no_descriptor() {
         let (s, _) = listener.accept().await.unwrap();
         let on_ring = listener.is_on_ring();
         let before = accepted_descriptors(addr);
-        let clients: Vec<_> = (0..50).map(|_| std::net::TcpStream::connect(addr).unwrap()).collect();
+        let clients = std::thread::spawn(move || {
+            (0..50)
+                .map(|_| {
+                    std::thread::sleep(Duration::from_millis(2));
+                    std::net::TcpStream::connect(addr).unwrap()
+                })
+                .collect::<Vec<_>>()
+        });
+        let clients = netloop::task::spawn_blocking(move || clients.join().unwrap())
+            .await
+            .unwrap();
         // Let the loop take in whatever it takes in.
         netloop::time::sleep(Duration::from_millis(300)).await;
         let held = accepted_descriptors(addr) - before;
-        drop((first, s, clients));
+        drop((first, s, clients, listener));
         (held, on_ring)
     }) else {
         return;
     };
     assert_eq!(epoll, 0);
-    assert_eq!(ring, epoll);
+    assert!(
+        ring <= 24,
+        "the ring took {ring} connections ahead (at most 16, and a turn's arrivals)"
+    );
 }
 
 /// Closes `client` with a reset (`SO_LINGER` 0).

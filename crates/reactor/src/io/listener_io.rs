@@ -4,7 +4,9 @@
 //! On a loop that runs on io_uring, a listener first accepted from on its own loop's
 //! thread arms one multishot accept: the kernel accepts each connection as it comes
 //! (non-blocking, close-on-exec) and posts its descriptor, with no system call per
-//! connection. Descriptors wait here for `accept`; a failed accept (`EMFILE`, ...) is
+//! connection. Descriptors wait here for `accept`, [`ACCEPT_AHEAD`] at most: past that
+//! the accept is cancelled and the next connections wait in the kernel's backlog until
+//! an `accept` finds none here and arms it again. A failed accept (`EMFILE`, ...) is
 //! returned by the next one, and the accept is armed again by the one after. A
 //! listener first accepted from elsewhere stays on readiness, as does every listener of
 //! an epoll loop.
@@ -142,12 +144,21 @@ impl<S: Source + AsRawFd> Drop for ListenerIo<S> {
     }
 }
 
+/// Connections a multishot accept may take ahead of the application's `accept` calls:
+/// past this many waiting, the accept is cancelled, and armed again once an `accept`
+/// finds none waiting. The rest wait in the kernel's backlog, as on readiness, holding
+/// no descriptor of the process (a server that bounds its connections by not calling
+/// `accept` keeps its descriptors, and a flood cannot exhaust them).
+const ACCEPT_AHEAD: usize = 16;
+
 #[derive(Default)]
 struct AcceptState {
     accepted: VecDeque<OwnedFd>,
     error: Option<i32>,
     /// The multishot accept in flight (its op key).
     armed: Option<usize>,
+    /// Its cancel is asked for ([`ACCEPT_AHEAD`] connections wait).
+    pausing: bool,
     waiters: Vec<Waker>,
     /// The listener is gone: later descriptors are closed as they come.
     closed: bool,
@@ -252,6 +263,14 @@ impl CompletionTarget for RingAcceptor {
         }
         if !c.more() {
             state.armed = None;
+            state.pausing = false;
+        } else if state.accepted.len() >= ACCEPT_AHEAD
+            && !state.pausing
+            && let Some(key) = state.armed
+        {
+            // Enough are taken ahead: the rest wait in the backlog until these are.
+            state.pausing = true;
+            cx.driver.cancel(key);
         }
         let waiters = std::mem::take(&mut state.waiters);
         drop(state);
