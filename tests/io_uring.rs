@@ -2098,3 +2098,107 @@ async fn read_byte_by_byte(armed: bool) -> (bool, bool) {
     drop(client.join().unwrap());
     out
 }
+
+// ---- audit: the ring against epoll/tokio -------------------------------------------
+//
+// Each scenario runs as a task on the loop of a one-worker runtime, once on epoll and
+// once on io_uring, and returns what it observed and whether its stream (or listener)
+// was on the ring; the test asserts the ring's observation is epoll's (tokio's).
+
+/// A listener, a std client connected to it, and the accepted stream, whose receive is
+/// armed on the ring (a read that found nothing): what the client sends next is taken
+/// in by the ring's multishot receive.
+async fn accepted_with_receive_armed() -> (TcpListener, std::net::TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (s, _) = listener.accept().await.unwrap();
+    let mut b = [0u8; 1];
+    assert_eq!(s.try_read(&mut b).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+    (listener, client, s)
+}
+
+/// A stream read on the ring on loop A, moved to a task on loop B, which asks for
+/// readiness (`ready()`): the stream leaves the ring from B's thread, where the cancel
+/// of A's receive can only be queued for A. Until A runs it, A's receive still takes
+/// bytes in while B's reads go to the socket directly; B's read finds no leftover (A
+/// has not taken in the completions yet) and reads later bytes first. tokio: bytes in
+/// order. Here A is kept busy while the peer sends numbered segments; the reader
+/// checks their order (a race: when it does not occur the test passes).
+#[test]
+fn reads_after_leaving_the_ring_from_another_loop_keep_the_byte_order() {
+    let Some(rt) = ring_runtime(2) else { return };
+    let order = within(&rt, async {
+        let here = || async { EventLoopHandle::current().unwrap() };
+        let a = netloop::spawn(here()).await.unwrap();
+        let mut b = None;
+        for _ in 0..16 {
+            let h = netloop::spawn(here()).await.unwrap();
+            if h != a {
+                b = Some(h);
+                break;
+            }
+        }
+        let b = b.expect("two loops");
+        let (s, client) = a
+            .spawn(async {
+                let (_l, client, s) = accepted_with_receive_armed().await;
+                assert!(s.is_on_ring());
+                netloop::task::yield_now().await; // the receive is submitted
+                (s, client)
+            })
+            .unwrap()
+            .await;
+        const SEGMENTS: u32 = 300;
+        let go = std::sync::Arc::new(std::sync::Barrier::new(3));
+        // Loop A busy (its thread asleep in between, so the ring's receive still runs).
+        let blocker = {
+            let go = go.clone();
+            a.spawn(async move {
+                go.wait();
+                let until = std::time::Instant::now() + Duration::from_millis(400);
+                while std::time::Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+            .unwrap()
+        };
+        let writer = {
+            let go = go.clone();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let mut client = client;
+                client.set_nodelay(true).unwrap();
+                go.wait();
+                for i in 0..SEGMENTS {
+                    client.write_all(&i.to_be_bytes()).unwrap();
+                    std::thread::sleep(Duration::from_micros(500));
+                }
+                client
+            })
+        };
+        let reader = b
+            .spawn(async move {
+                let mut s = s;
+                go.wait();
+                s.ready(netloop::io::Interest::READABLE).await.unwrap();
+                assert!(!s.is_on_ring());
+                let mut got = Vec::new();
+                let mut buf = [0u8; 64];
+                while got.len() < SEGMENTS as usize * 4 {
+                    let n = s.read(&mut buf).await.unwrap();
+                    assert!(n > 0, "end of stream after {} bytes", got.len());
+                    got.extend_from_slice(&buf[..n]);
+                }
+                got.chunks(4)
+                    .map(|c| u32::from_be_bytes(c.try_into().unwrap()))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap();
+        let order = reader.await;
+        blocker.await;
+        drop(writer.join().unwrap());
+        order
+    });
+    let first_out_of_order = order.iter().enumerate().find(|&(i, &v)| v != i as u32);
+    assert_eq!(first_out_of_order, None, "segments read out of order: {order:?}");
+}

@@ -159,10 +159,23 @@ where
         self.left_ring.load(Acquire).then_some(ring)
     }
 
-    /// Bytes received on the ring before the stream left it, read first (`cx`'s waker
-    /// is kept for bytes still on their way from the cancelled receive).
-    fn leftover(&self, cx: Option<&mut Context<'_>>, buf: &mut [u8]) -> Option<usize> {
-        self.left()?.take_leftover(cx, buf)
+    /// A read (or `peek`) of a stream that left the ring, while the ring's leftovers
+    /// come first: the bytes it received, or `Pending` (`waiter`'s waker kept) while
+    /// its cancelled receive may still bring some; `None` once the socket is read
+    /// directly (see [`RingSocket::read_leftover`]).
+    fn read_leftover(
+        &self,
+        waiter: Option<(&Context<'_>, bool)>,
+        buf: &mut [u8],
+        peek: bool,
+    ) -> Option<Poll<io::Result<usize>>> {
+        self.left()?.read_leftover(waiter, buf, peek)
+    }
+
+    /// The read readiness of a stream that left the ring while the ring's leftovers
+    /// come first; `None` once the socket's readiness counts.
+    fn leftover_ready(&self, cx: &Context<'_>, shared: bool) -> Option<Poll<io::Result<()>>> {
+        self.left()?.poll_leftover_ready(cx, shared)
     }
 
     /// Polls for read readiness: on the ring, ready when a read would not wait. Only
@@ -171,8 +184,10 @@ where
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.ring() {
             Some(ring) => spend_once_ready(cx, |cx| ring.poll_read_ready(cx, false)),
-            None if self.left().is_some_and(|r| r.has_leftover()) => Poll::Ready(Ok(())),
-            None => self.evented.poll_read_ready(cx).map_ok(drop),
+            None => match self.leftover_ready(cx, false) {
+                Some(ready) => ready,
+                None => self.evented.poll_read_ready(cx).map_ok(drop),
+            },
         }
     }
 
@@ -211,12 +226,14 @@ where
         match (self.ring(), direction) {
             (Some(ring), Direction::Read) => ring.poll_read_ready(cx, true),
             (Some(ring), Direction::Write) => ring.poll_write_ready(cx, true),
-            (None, Direction::Read) if self.left().is_some_and(|r| r.has_leftover()) => Poll::Ready(Ok(())),
+            (None, Direction::Read) => match self.leftover_ready(cx, true) {
+                Some(ready) => ready,
+                None => self.evented.poll_ready_shared(cx, direction).map_ok(drop),
+            },
             (None, Direction::Write) => {
                 ready!(self.left_sent(Some(cx), true))?;
                 self.evented.poll_ready_shared(cx, direction).map_ok(drop)
             }
-            (None, _) => self.evented.poll_ready_shared(cx, direction).map_ok(drop),
         }
     }
 
@@ -226,8 +243,8 @@ where
         if let Some(ring) = self.ring() {
             return ring.poll_read(cx, buf);
         }
-        if let Some(n) = self.leftover(Some(cx), buf) {
-            return Poll::Ready(Ok(n));
+        if let Some(read) = self.read_leftover(Some((cx, false)), buf, false) {
+            return read;
         }
         let len = buf.len();
         // A short read means the socket is drained: its readiness is forgotten now
@@ -241,8 +258,10 @@ where
         if let Some(ring) = self.ring() {
             return ring.try_read(buf);
         }
-        if let Some(n) = self.leftover(None, buf) {
-            return Ok(n);
+        match self.read_leftover(None, buf, false) {
+            Some(Poll::Ready(read)) => return read,
+            Some(Poll::Pending) => return Err(io::ErrorKind::WouldBlock.into()),
+            None => {}
         }
         self.evented.try_io(Direction::Read, |mut s| s.read(buf))
     }
