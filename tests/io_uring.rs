@@ -2105,6 +2105,46 @@ async fn read_byte_by_byte(armed: bool) -> (bool, bool) {
 // once on io_uring, and returns what it observed and whether its stream (or listener)
 // was on the ring; the test asserts the ring's observation is epoll's (tokio's).
 
+/// A one-worker runtime, on io_uring if `ring` else on epoll; `None` if io_uring is
+/// refused by this kernel.
+fn audit_runtime(ring: bool) -> Option<Runtime> {
+    if ring {
+        return ring_runtime(1);
+    }
+    Some(
+        Builder::new_multi_thread()
+            .worker_threads(1)
+            .io_driver(IoDriver::Epoll)
+            .enable_all()
+            .build()
+            .unwrap(),
+    )
+}
+
+/// Runs `scenario` on an epoll runtime and on an io_uring one (each a task of the
+/// runtime's loop) and returns (epoll's observation, the ring's); checks that the
+/// scenario's socket was on the ring only on the io_uring runtime.
+fn on_epoll_and_ring<T, Fut>(scenario: fn() -> Fut) -> Option<(T, T)>
+where
+    Fut: std::future::Future<Output = (T, bool)> + Send + 'static,
+    T: Send + std::fmt::Debug + 'static,
+{
+    let mut out = Vec::new();
+    for ring in [false, true] {
+        let rt = audit_runtime(ring)?;
+        let (seen, on_ring) = within(&rt, async move { netloop::spawn(scenario()).await.unwrap() });
+        assert_eq!(
+            on_ring, ring,
+            "the socket is on the ring exactly on the io_uring runtime"
+        );
+        eprintln!("{}: {seen:?}", if ring { "io_uring" } else { "epoll" });
+        out.push(seen);
+    }
+    let ring = out.pop().unwrap();
+    let epoll = out.pop().unwrap();
+    Some((epoll, ring))
+}
+
 /// A listener, a std client connected to it, and the accepted stream, whose receive is
 /// armed on the ring (a read that found nothing): what the client sends next is taken
 /// in by the ring's multishot receive.
@@ -2115,6 +2155,32 @@ async fn accepted_with_receive_armed() -> (TcpListener, std::net::TcpStream, Tcp
     let mut b = [0u8; 1];
     assert_eq!(s.try_read(&mut b).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
     (listener, client, s)
+}
+
+/// `peek` after the stream left the ring (`ready()`): tokio returns the bytes that are
+/// there; on the ring, bytes its receive had already taken are skipped (`peek` goes to
+/// the socket by readiness), so `peek` waits for bytes that never come.
+#[test]
+fn peek_after_leaving_the_ring_sees_the_bytes_already_received() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        use std::io::Write;
+        let (_l, mut client, s) = accepted_with_receive_armed().await;
+        let on_ring = s.is_on_ring();
+        client.write_all(b"hello").unwrap();
+        s.readable().await.unwrap();
+        s.ready(netloop::io::Interest::READABLE).await.unwrap();
+        let mut b = [0u8; 16];
+        let peeked = match netloop::time::timeout(Duration::from_secs(2), s.peek(&mut b)).await {
+            Ok(Ok(n)) => String::from_utf8_lossy(&b[..n]).into_owned(),
+            Ok(Err(e)) => format!("error: {e}"),
+            Err(_) => "peek still waiting after 2 s".to_owned(),
+        };
+        (peeked, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, "hello");
+    assert_eq!(ring, epoll);
 }
 
 /// A stream read on the ring on loop A, moved to a task on loop B, which asks for

@@ -277,8 +277,9 @@ where
         self.evented.try_io(Direction::Read, |mut s| s.read_vectored(bufs))
     }
 
-    /// Copies received bytes without taking them (`peek`); on readiness, `peek` runs
-    /// `op` on the socket.
+    /// Copies received bytes without taking them (`peek`): on the ring, or from what
+    /// the ring left (waiting while its cancelled receive is in flight); on readiness,
+    /// `peek` runs `op` on the socket.
     pub fn poll_peek(
         &self,
         cx: &mut Context<'_>,
@@ -288,8 +289,19 @@ where
         if let Some(ring) = self.ring() {
             return ring.poll_peek(cx, buf);
         }
+        if let Some(peeked) = self.read_leftover(Some((cx, false)), buf, true) {
+            return peeked;
+        }
         let mut op = op;
         self.evented.poll_read_io(cx, |s| op(s, buf))
+    }
+
+    /// `peek` of a stream that left the ring, while what the ring received comes
+    /// first: `Some` with the bytes peeked, or `Pending` (`cx`'s task woken with every
+    /// other task waiting so) while the ring's cancelled receive is in flight; `None`
+    /// on the ring, on readiness from the start, or once the socket is peeked directly.
+    pub fn poll_peek_leftover(&self, cx: &Context<'_>, buf: &mut [u8]) -> Option<Poll<io::Result<usize>>> {
+        self.read_leftover(Some((cx, true)), buf, true)
     }
 
     /// Writes `buf` (tokio's `poll_write`). On the ring the bytes are accepted into the
