@@ -15,7 +15,10 @@
 //! stream (of an epoll loop, or first used off an io_uring loop) stays on readiness. A stream
 //! on the ring that is asked for readiness itself ([`evented`](StreamIo::evented):
 //! `ready`, `try_io`, `async_io`) leaves the ring for good: its receive is cancelled,
-//! bytes it already received are still read first, and readiness takes over.
+//! and its own reads and peeks take the bytes the ring received first, waiting while
+//! the cancelled receive may still bring some (a leave off the loop's thread only
+//! queues the cancel); only then does readiness take over. A closure run by `try_io`
+//! or `async_io` reads the socket itself and cannot see those bytes.
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, IntoRawFd};
