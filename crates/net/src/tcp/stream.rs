@@ -11,7 +11,7 @@ use netloop_io::ReadBuf;
 use netloop_reactor::io::Direction;
 
 use crate::addr::{ToSocketAddrs, try_each_addr};
-use crate::registration::{io_shared, poll_read_into};
+use crate::registration::io_shared;
 
 /// A TCP connection (tokio's `net::TcpStream`).
 ///
@@ -141,18 +141,26 @@ impl TcpStream {
         if self.io.is_on_ring() {
             return poll_fn(|cx| self.io.poll_peek(cx, buf, |s, b| s.peek(b))).await;
         }
+        // A stream that left the ring peeks at the bytes the ring received first.
+        let leftover = poll_fn(|cx| match self.io.poll_peek_leftover(cx, buf) {
+            Some(peeked) => peeked.map(Some),
+            None => Poll::Ready(None),
+        })
+        .await;
+        if let Some(peeked) = leftover {
+            return peeked;
+        }
         io_shared(self.io.evented(), Direction::Read, |s| s.peek(buf)).await
     }
 
     /// Polls to receive data without removing it from the queue: on `Ready(Ok(n))`,
     /// `n` bytes were appended to `buf`'s filled part (0 at EOF or with no room).
     pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<usize>> {
-        if self.io.is_on_ring() {
-            let n = std::task::ready!(self.io.poll_peek(cx, buf.initialize_unfilled(), |s, b| s.peek(b)))?;
-            buf.advance(n);
-            return Poll::Ready(Ok(n));
-        }
-        poll_read_into(self.io.evented(), cx, buf, |s, b| s.peek(b).map(|n| (n, n)))
+        // On the ring, after leaving it (what the ring received first) and on
+        // readiness alike: `StreamIo` peeks where the next read would read.
+        let n = std::task::ready!(self.io.poll_peek(cx, buf.initialize_unfilled(), |s, b| s.peek(b)))?;
+        buf.advance(n);
+        Poll::Ready(Ok(n))
     }
 
     /// Sets `SO_LINGER` to zero: closing the stream then resets the connection (the

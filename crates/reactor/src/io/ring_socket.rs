@@ -30,12 +30,18 @@
 //! - At most [`MAX_CHUNKS`] received chunks wait for a reader: past that the receive is
 //!   cancelled and re-armed once the reader has taken them, so one unread stream
 //!   cannot take its loop's whole buffer pool (and TCP's back-pressure works).
-//! - Once `detached` (the stream left the ring), nothing new is submitted.
+//! - Once `detached` (the stream left the ring), nothing new is submitted. The stream
+//!   reads the socket itself only once no chunk is left and no receive is in flight:
+//!   until the cancelled receive's last completion (a detach off the loop's thread only
+//!   queues the cancel), it may still take bytes that came before anything the socket
+//!   holds, so a read waits and that completion wakes it ([`read_leftover`]).
+//!
+//! [`read_leftover`]: RingSocket::read_leftover
 
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -115,6 +121,12 @@ struct State {
 impl State {
     fn read_would_not_wait(&self) -> bool {
         self.readable || !self.chunks.is_empty() || self.eof || self.read_error.is_some()
+    }
+
+    /// A receive is in flight that may still bring bytes: after a detach, those come
+    /// before anything the socket holds now (a gone loop completes nothing more).
+    fn leftover_in_flight(&self) -> bool {
+        self.recv.is_some() && !self.loop_gone
     }
 }
 
@@ -430,6 +442,13 @@ impl RingSocket {
             }
             return Poll::Pending;
         }
+        Poll::Ready(Ok(self.copy_out(state, buf, peek)))
+    }
+
+    /// Copies the waiting chunks' bytes into `buf` (taking them, unless `peek`) and
+    /// releases the lock; buffers emptied are given back, and a paused receive is
+    /// re-armed once the reader has caught up. Returns how many bytes were copied.
+    fn copy_out(self: &Arc<Self>, mut state: MutexGuard<'_, State>, buf: &mut [u8], peek: bool) -> usize {
         let mut n = 0;
         // Emptied buffers, given back together once the lock is released.
         let mut done = EmptiedBuffers::default();
@@ -466,7 +485,7 @@ impl RingSocket {
         if rearm {
             self.arm_recv();
         }
-        Poll::Ready(Ok(n))
+        n
     }
 
     /// `AsyncRead`'s read: a read that does not wait spends one unit of the task's
@@ -499,31 +518,64 @@ impl RingSocket {
         }
     }
 
-    /// Takes bytes received before the stream left the ring, keeping `cx`'s waker for
-    /// those still on their way; `None` when none are left.
-    pub(crate) fn take_leftover(self: &Arc<Self>, cx: Option<&mut Context<'_>>, buf: &mut [u8]) -> Option<usize> {
+    /// A read (or, `peek`, a peek) of a stream that left the ring: the bytes the ring
+    /// received come first, in order. While the cancelled receive is still in flight
+    /// (a detach off the loop's thread only queues its cancel), it may still bring
+    /// bytes that came before anything now in the socket, so the read waits
+    /// (`Pending`, `waiter`'s waker kept, woken by the receive's last completion).
+    /// Then the chunks left are read, then a receive error the ring took from the
+    /// socket; `None` once nothing is left and nothing is in flight: the socket is
+    /// read directly from then on.
+    pub(crate) fn read_leftover(
+        self: &Arc<Self>,
+        waiter: Option<(&Context<'_>, bool)>,
+        buf: &mut [u8],
+        peek: bool,
+    ) -> Option<Poll<io::Result<usize>>> {
         let mut state = lock(&self.state);
-        if state.chunks.is_empty() {
-            if state.recv.is_some()
-                && let Some(cx) = cx
-            {
-                // A cancelled receive's last completions may still bring bytes.
-                state.reader.set_last(cx.waker());
+        if !state.chunks.is_empty() {
+            return Some(Poll::Ready(Ok(self.copy_out(state, buf, peek))));
+        }
+        if state.leftover_in_flight() {
+            if let Some((cx, shared)) = waiter {
+                let displaced = state.reader.wait(cx, shared);
+                drop(state);
+                displaced.into_iter().for_each(Waker::wake);
             }
-            return None;
+            return Some(Poll::Pending);
         }
-        drop(state);
-        match self.read_into(None, buf, false) {
-            Poll::Ready(Ok(n)) if n > 0 => Some(n),
-            _ => None,
-        }
+        let errno = if peek {
+            state.read_error
+        } else {
+            state.read_error.take()
+        }?;
+        Some(Poll::Ready(Err(io::Error::from_raw_os_error(errno))))
     }
 
-    /// True while bytes received before the stream left the ring wait, or may still
-    /// arrive from the cancelled receive.
+    /// The read readiness of a stream that left the ring, from what the ring left:
+    /// ready while received bytes (or a receive error) wait, `Pending` (`cx`'s waker
+    /// kept as [`poll_read_ready`](Self::poll_read_ready) keeps it) while the
+    /// cancelled receive is in flight, `None` once the socket's own readiness counts.
+    pub(crate) fn poll_leftover_ready(&self, cx: &Context<'_>, shared: bool) -> Option<Poll<io::Result<()>>> {
+        let mut state = lock(&self.state);
+        if !state.chunks.is_empty() || state.read_error.is_some() {
+            return Some(Poll::Ready(Ok(())));
+        }
+        if !state.leftover_in_flight() {
+            return None;
+        }
+        let displaced = state.reader.wait(cx, shared);
+        drop(state);
+        displaced.into_iter().for_each(Waker::wake);
+        Some(Poll::Pending)
+    }
+
+    /// True while bytes received before the stream left the ring (or a receive error)
+    /// wait, or may still arrive from the cancelled receive: a read goes through
+    /// [`read_leftover`](Self::read_leftover) until this is false.
     pub(crate) fn has_leftover(&self) -> bool {
         let state = lock(&self.state);
-        !state.chunks.is_empty() || state.recv.is_some()
+        !state.chunks.is_empty() || state.read_error.is_some() || state.leftover_in_flight()
     }
 
     /// Copies what is there without taking it; spends budget as a read does.
@@ -824,7 +876,8 @@ impl RingSocket {
     /// loop's thread, the queued sends go to the kernel now and the receive stops at
     /// once, and the completions already waiting are taken in, so that every byte the
     /// ring received is in `chunks` before anything reads the socket directly. Off the
-    /// loop's thread the cancel is only queued.
+    /// loop's thread the cancel is only queued: reads wait for the receive's last
+    /// completion, which wakes them ([`read_leftover`](Self::read_leftover)).
     pub(crate) fn detach(self: &Arc<Self>) {
         lock(&self.state).detached = true;
         let done = self.reap_now(|driver| {
@@ -1048,7 +1101,9 @@ impl CompletionTarget for RingSocket {
                         state.throttled = true;
                     }
                 }
-                if state.read_would_not_wait() || state.loop_gone {
+                // A detached socket's receive ending lets its reader go on to the
+                // socket, which now holds every byte after the chunks.
+                if state.read_would_not_wait() || state.loop_gone || (stopped && state.detached) {
                     woken = woken.and(state.reader.take());
                 }
             }

@@ -15,7 +15,10 @@
 //! stream (of an epoll loop, or first used off an io_uring loop) stays on readiness. A stream
 //! on the ring that is asked for readiness itself ([`evented`](StreamIo::evented):
 //! `ready`, `try_io`, `async_io`) leaves the ring for good: its receive is cancelled,
-//! bytes it already received are still read first, and readiness takes over.
+//! and its own reads and peeks take the bytes the ring received first, waiting while
+//! the cancelled receive may still bring some (a leave off the loop's thread only
+//! queues the cancel); only then does readiness take over. A closure run by `try_io`
+//! or `async_io` reads the socket itself and cannot see those bytes.
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, IntoRawFd};
@@ -159,10 +162,23 @@ where
         self.left_ring.load(Acquire).then_some(ring)
     }
 
-    /// Bytes received on the ring before the stream left it, read first (`cx`'s waker
-    /// is kept for bytes still on their way from the cancelled receive).
-    fn leftover(&self, cx: Option<&mut Context<'_>>, buf: &mut [u8]) -> Option<usize> {
-        self.left()?.take_leftover(cx, buf)
+    /// A read (or `peek`) of a stream that left the ring, while the ring's leftovers
+    /// come first: the bytes it received, or `Pending` (`waiter`'s waker kept) while
+    /// its cancelled receive may still bring some; `None` once the socket is read
+    /// directly (see [`RingSocket::read_leftover`]).
+    fn read_leftover(
+        &self,
+        waiter: Option<(&Context<'_>, bool)>,
+        buf: &mut [u8],
+        peek: bool,
+    ) -> Option<Poll<io::Result<usize>>> {
+        self.left()?.read_leftover(waiter, buf, peek)
+    }
+
+    /// The read readiness of a stream that left the ring while the ring's leftovers
+    /// come first; `None` once the socket's readiness counts.
+    fn leftover_ready(&self, cx: &Context<'_>, shared: bool) -> Option<Poll<io::Result<()>>> {
+        self.left()?.poll_leftover_ready(cx, shared)
     }
 
     /// Polls for read readiness: on the ring, ready when a read would not wait. Only
@@ -171,8 +187,10 @@ where
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.ring() {
             Some(ring) => spend_once_ready(cx, |cx| ring.poll_read_ready(cx, false)),
-            None if self.left().is_some_and(|r| r.has_leftover()) => Poll::Ready(Ok(())),
-            None => self.evented.poll_read_ready(cx).map_ok(drop),
+            None => match self.leftover_ready(cx, false) {
+                Some(ready) => ready,
+                None => self.evented.poll_read_ready(cx).map_ok(drop),
+            },
         }
     }
 
@@ -211,12 +229,14 @@ where
         match (self.ring(), direction) {
             (Some(ring), Direction::Read) => ring.poll_read_ready(cx, true),
             (Some(ring), Direction::Write) => ring.poll_write_ready(cx, true),
-            (None, Direction::Read) if self.left().is_some_and(|r| r.has_leftover()) => Poll::Ready(Ok(())),
+            (None, Direction::Read) => match self.leftover_ready(cx, true) {
+                Some(ready) => ready,
+                None => self.evented.poll_ready_shared(cx, direction).map_ok(drop),
+            },
             (None, Direction::Write) => {
                 ready!(self.left_sent(Some(cx), true))?;
                 self.evented.poll_ready_shared(cx, direction).map_ok(drop)
             }
-            (None, _) => self.evented.poll_ready_shared(cx, direction).map_ok(drop),
         }
     }
 
@@ -226,8 +246,8 @@ where
         if let Some(ring) = self.ring() {
             return ring.poll_read(cx, buf);
         }
-        if let Some(n) = self.leftover(Some(cx), buf) {
-            return Poll::Ready(Ok(n));
+        if let Some(read) = self.read_leftover(Some((cx, false)), buf, false) {
+            return read;
         }
         let len = buf.len();
         // A short read means the socket is drained: its readiness is forgotten now
@@ -241,8 +261,10 @@ where
         if let Some(ring) = self.ring() {
             return ring.try_read(buf);
         }
-        if let Some(n) = self.leftover(None, buf) {
-            return Ok(n);
+        match self.read_leftover(None, buf, false) {
+            Some(Poll::Ready(read)) => return read,
+            Some(Poll::Pending) => return Err(io::ErrorKind::WouldBlock.into()),
+            None => {}
         }
         self.evented.try_io(Direction::Read, |mut s| s.read(buf))
     }
@@ -292,8 +314,9 @@ where
         self.evented.try_io(Direction::Read, |mut s| s.read_vectored(bufs))
     }
 
-    /// Copies received bytes without taking them (`peek`); on readiness, `peek` runs
-    /// `op` on the socket.
+    /// Copies received bytes without taking them (`peek`): on the ring, or from what
+    /// the ring left (waiting while its cancelled receive is in flight); on readiness,
+    /// `peek` runs `op` on the socket.
     pub fn poll_peek(
         &self,
         cx: &mut Context<'_>,
@@ -303,8 +326,19 @@ where
         if let Some(ring) = self.ring() {
             return ring.poll_peek(cx, buf);
         }
+        if let Some(peeked) = self.read_leftover(Some((cx, false)), buf, true) {
+            return peeked;
+        }
         let mut op = op;
         self.evented.poll_read_io(cx, |s| op(s, buf))
+    }
+
+    /// `peek` of a stream that left the ring, while what the ring received comes
+    /// first: `Some` with the bytes peeked, or `Pending` (`cx`'s task woken with every
+    /// other task waiting so) while the ring's cancelled receive is in flight; `None`
+    /// on the ring, on readiness from the start, or once the socket is peeked directly.
+    pub fn poll_peek_leftover(&self, cx: &Context<'_>, buf: &mut [u8]) -> Option<Poll<io::Result<usize>>> {
+        self.read_leftover(Some((cx, true)), buf, true)
     }
 
     /// Writes `buf` (tokio's `poll_write`). On the ring the bytes are accepted into the
