@@ -2098,3 +2098,183 @@ async fn read_byte_by_byte(armed: bool) -> (bool, bool) {
     drop(client.join().unwrap());
     out
 }
+
+// ---- the ring's writes, flushes and closes against epoll/tokio (from the ring audit) --
+//
+// Each scenario runs as a task on the loop of a one-worker runtime, once on epoll and
+// once on io_uring, and returns what it observed and whether its stream was on the
+// ring; the test asserts the ring's observation is epoll's (tokio's).
+
+/// A one-worker runtime, on io_uring if `ring` else on epoll; `None` if io_uring is
+/// refused by this kernel.
+fn audit_runtime(ring: bool) -> Option<Runtime> {
+    if ring {
+        return ring_runtime(1);
+    }
+    Some(
+        Builder::new_multi_thread()
+            .worker_threads(1)
+            .io_driver(IoDriver::Epoll)
+            .enable_all()
+            .build()
+            .unwrap(),
+    )
+}
+
+/// Runs `scenario` on an epoll runtime and on an io_uring one (each a task of the
+/// runtime's loop) and returns (epoll's observation, the ring's); checks that the
+/// scenario's socket was on the ring only on the io_uring runtime.
+fn on_epoll_and_ring<T, Fut>(scenario: fn() -> Fut) -> Option<(T, T)>
+where
+    Fut: std::future::Future<Output = (T, bool)> + Send + 'static,
+    T: Send + std::fmt::Debug + 'static,
+{
+    let mut out = Vec::new();
+    for ring in [false, true] {
+        let rt = audit_runtime(ring)?;
+        let (seen, on_ring) = within(&rt, async move { netloop::spawn(scenario()).await.unwrap() });
+        assert_eq!(
+            on_ring, ring,
+            "the socket is on the ring exactly on the io_uring runtime"
+        );
+        eprintln!("{}: {seen:?}", if ring { "io_uring" } else { "epoll" });
+        out.push(seen);
+    }
+    let ring = out.pop().unwrap();
+    let epoll = out.pop().unwrap();
+    Some((epoll, ring))
+}
+
+/// A listener, a std client connected to it, and the accepted stream, whose receive is
+/// armed on the ring (a read that found nothing): what the client sends next is taken
+/// in by the ring's multishot receive.
+async fn accepted_with_receive_armed() -> (TcpListener, std::net::TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (s, _) = listener.accept().await.unwrap();
+    let mut b = [0u8; 1];
+    assert_eq!(s.try_read(&mut b).unwrap_err().kind(), std::io::ErrorKind::WouldBlock);
+    (listener, client, s)
+}
+
+/// Closes `client` with a reset (`SO_LINGER` 0).
+fn reset(client: std::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    let r = unsafe {
+        libc::setsockopt(
+            client.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(r, 0);
+    drop(client);
+}
+
+/// The same when the ring has not seen the reset (no receive armed: nothing was read):
+/// the first write is accepted into the send window (the documented deferral: its send
+/// fails after it returned), and the next write reports that send's error. From there
+/// on the ring's writes fail as the kernel's do, every one of them, and the flush and
+/// shutdown after them succeed as tokio's: the ring's results are epoll's, one write
+/// later.
+#[test]
+fn writes_after_a_reset_the_ring_has_not_seen_fail_after_one() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut s, _) = listener.accept().await.unwrap();
+        let on_ring = s.is_on_ring();
+        reset(client);
+        netloop::time::sleep(Duration::from_millis(100)).await;
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            seen.push(match s.write(b"x").await {
+                Ok(n) => format!("Ok({n})"),
+                Err(e) => format!("{:?}", e.kind()),
+            });
+            netloop::time::sleep(Duration::from_millis(20)).await;
+        }
+        seen.push(format!("flush {:?}", s.flush().await.map_err(|e| e.kind())));
+        seen.push(format!("shutdown {:?}", s.shutdown().await.map_err(|e| e.kind())));
+        (seen, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(
+        epoll[..4],
+        ["ConnectionReset", "BrokenPipe", "BrokenPipe", "BrokenPipe"]
+    );
+    assert_eq!(ring[0], "Ok(1)", "the deferred error");
+    assert_eq!(ring[1..4], epoll[..3]);
+    assert_eq!(ring[4..], epoll[4..]);
+}
+
+/// What a writer sees after the peer reset the connection: each write's result, then a
+/// flush and a shutdown. The kernel fails the first write with the reset and every
+/// later one with `EPIPE`; the ring's receive has seen the reset, so its first write
+/// reports it at once and the later ones fail as the kernel's.
+#[test]
+fn writes_after_the_peers_reset() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        let (_l, client, mut s) = accepted_with_receive_armed().await;
+        let on_ring = s.is_on_ring();
+        reset(client);
+        netloop::time::sleep(Duration::from_millis(100)).await;
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            seen.push(match s.write(b"x").await {
+                Ok(n) => format!("Ok({n})"),
+                Err(e) => format!("{:?}", e.kind()),
+            });
+            netloop::task::yield_now().await;
+        }
+        seen.push(format!("flush {:?}", s.flush().await.map_err(|e| e.kind())));
+        seen.push(format!("shutdown {:?}", s.shutdown().await.map_err(|e| e.kind())));
+        (seen, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(ring, epoll);
+}
+
+/// Writing to a stream whose runtime has shut down: tokio (and netloop's epoll) fail
+/// the write. On the ring, a stream with nothing in flight when its loop ended finds
+/// the loop gone when it starts the send of the bytes it took in: the write fails.
+#[test]
+fn writes_after_the_runtime_is_gone_fail() {
+    let mut seen = Vec::new();
+    for ring in [false, true] {
+        let Some(rt) = audit_runtime(ring) else { return };
+        let (mut s, client, on_ring) = within(&rt, async {
+            netloop::spawn(async {
+                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+                let (mut s, _) = listener.accept().await.unwrap();
+                // A write whose send completes: nothing is left in flight.
+                s.write_all(b"a").await.unwrap();
+                s.flush().await.unwrap();
+                let on_ring = s.is_on_ring();
+                (s, client, on_ring)
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(on_ring, ring);
+        drop(rt);
+        let r = futures::executor::block_on(async {
+            s.write_all(b"lost").await?;
+            s.flush().await
+        });
+        drop(client);
+        seen.push(format!("{:?}", r.map_err(|e| e.kind())));
+    }
+    eprintln!("epoll, io_uring: {seen:?}");
+    assert!(seen[0].starts_with("Err"), "epoll fails the write: {}", seen[0]);
+    assert_eq!(seen[1], seen[0]);
+}

@@ -27,6 +27,10 @@
 //! - At most one receive (or, out of buffers, one readiness poll) and one send are in
 //!   flight. Bytes in `pending` always have a send in flight or queued (`sending`), so a
 //!   dropped stream still sends what it accepted, for [`RELEASE_GRACE`] at most.
+//! - Write errors are the kernel's: once a send fails every later write fails (its
+//!   errno first, deferred to the next write, flush or shutdown, then `EPIPE`); a reset
+//!   the receive saw fails the next write at once. Bytes accepted and then lost with
+//!   the loop fail that write, or else the next flush or shutdown.
 //! - At most [`MAX_CHUNKS`] received chunks wait for a reader: past that the receive is
 //!   cancelled and re-armed once the reader has taken them, so one unread stream
 //!   cannot take its loop's whole buffer pool (and TCP's back-pressure works).
@@ -95,6 +99,15 @@ struct State {
     send: Option<usize>,
     /// The last send failed: the next write, flush or shutdown reports it.
     write_error: Option<i32>,
+    /// A send failed, or a write reported the peer's reset: as the kernel's socket,
+    /// every later write fails (`EPIPE` once the first failure is reported).
+    write_failed: bool,
+    /// The receive saw the peer's reset (`ECONNRESET`), reported or not: a write fails
+    /// at once, as the kernel's would.
+    peer_reset: bool,
+    /// The loop ended with accepted bytes unsent (they are lost): the next flush or
+    /// shutdown reports it.
+    lost_to_loop_end: bool,
     writer: Waiters,
     /// `shutdown(SHUT_WR)` once everything accepted has been sent.
     shutdown_requested: bool,
@@ -115,6 +128,16 @@ struct State {
 impl State {
     fn read_would_not_wait(&self) -> bool {
         self.readable || !self.chunks.is_empty() || self.eof || self.read_error.is_some()
+    }
+
+    /// What a flush or shutdown reports, once: a failed send no write reported (every
+    /// later write fails), or accepted bytes lost with the loop.
+    fn unreported_write_failure(&mut self) -> Option<io::Error> {
+        if let Some(errno) = self.write_error.take() {
+            self.write_failed = true;
+            return Some(io::Error::from_raw_os_error(errno));
+        }
+        std::mem::take(&mut self.lost_to_loop_end).then(loop_gone_error)
     }
 }
 
@@ -329,6 +352,9 @@ impl RingSocket {
     fn loop_gone(&self) {
         let mut state = lock(&self.state);
         state.loop_gone = true;
+        if state.sending {
+            state.lost_to_loop_end = true;
+        }
         state.sending = false;
         state.pending.clear();
         let wakers = [state.reader.take(), state.writer.take()];
@@ -583,12 +609,15 @@ impl RingSocket {
         let mut state = lock(&self.state);
         let total: usize = bufs.iter().map(|b| b.len()).sum();
         // The readiness query (no bytes) reports no error of its own: tokio's
-        // writable() is ready after a shutdown or a failed send, and a write reports it.
-        if total == 0 && (state.shutdown_requested || state.write_error.is_some()) {
+        // writable() is ready after a shutdown, a failed send or the peer's reset, and a
+        // write reports it.
+        if total == 0
+            && (state.shutdown_requested || state.write_error.is_some() || state.write_failed || state.peer_reset)
+        {
             return Poll::Ready(Ok(0));
         }
-        if let Some(errno) = state.write_error.take() {
-            return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
+        if let Some(e) = self.write_failure(&mut state) {
+            return Poll::Ready(Err(e));
         }
         if state.shutdown_requested {
             return Poll::Ready(Err(io::Error::from_raw_os_error(libc::EPIPE)));
@@ -629,18 +658,49 @@ impl RingSocket {
         // On the loop's thread, with its driver free, the send is queued under this
         // lock; elsewhere it goes through the loop (`start_send`).
         let mut woken = Waiters::default();
-        match self.on_loop(|this, driver| woken = this.submit_send(&mut state, driver)) {
+        let lost = match self.on_loop(|this, driver| woken = this.submit_send(&mut state, driver)) {
             Ok(()) => {
+                let lost = state.loop_gone;
                 drop(state);
                 wake_all([woken]);
                 self.submit_now_from_main();
+                lost
             }
             Err(_) => {
                 drop(state);
                 self.start_send();
+                lock(&self.state).loop_gone
             }
+        };
+        // The send found the loop gone: these bytes were dropped with the window, so the
+        // write fails (as tokio's does once its loop is gone), and nothing is left for a
+        // flush to report.
+        if lost {
+            lock(&self.state).lost_to_loop_end = false;
+            return Poll::Ready(Err(loop_gone_error()));
         }
         Poll::Ready(Ok(n))
+    }
+
+    /// The error a write reports instead of accepting bytes, as the kernel's socket
+    /// would: a failed send's errno (once), then `EPIPE` for every later write. After
+    /// the peer's reset (seen by the receive), a TCP write reports `ECONNRESET` if no
+    /// read has (taking it: a read then finds end of stream, as the kernel reports
+    /// `sk_err` once), else `EPIPE`; a Unix write `EPIPE`, its reader keeping the reset.
+    fn write_failure(&self, state: &mut State) -> Option<io::Error> {
+        if let Some(errno) = state.write_error.take() {
+            state.write_failed = true;
+            return Some(io::Error::from_raw_os_error(errno));
+        }
+        if state.peer_reset && !state.write_failed {
+            state.write_failed = true;
+            if state.read_error == Some(libc::ECONNRESET) && is_tcp(self.fd()) {
+                state.read_error = None;
+                state.eof = true;
+                return Some(io::Error::from_raw_os_error(libc::ECONNRESET));
+            }
+        }
+        state.write_failed.then(|| io::Error::from_raw_os_error(libc::EPIPE))
     }
 
     /// Submits `pending` as the next send (on the loop): with the turn's other
@@ -712,8 +772,10 @@ impl RingSocket {
     /// Every send fails from now on (`errno`, or the loop's shutdown); the writer's
     /// waiters are returned to wake.
     fn fail_sends(&self, state: &mut State, errno: Option<i32>) -> Waiters {
-        if let Some(e) = errno {
-            state.write_error = Some(e);
+        match errno {
+            Some(e) => state.write_error = Some(e),
+            None if state.sending => state.lost_to_loop_end = true,
+            None => {}
         }
         state.pending.clear();
         state.sending = false;
@@ -728,6 +790,7 @@ impl RingSocket {
     pub(crate) fn poll_sent(&self, cx: Option<&Context<'_>>, shared: bool) -> Poll<io::Result<()>> {
         let mut state = lock(&self.state);
         if let Some(errno) = state.write_error.take() {
+            state.write_failed = true;
             return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
         }
         if !state.sending || state.loop_gone {
@@ -742,11 +805,12 @@ impl RingSocket {
     }
 
     /// Ready once nothing accepted is unsent (the bytes are the kernel's); reports a
-    /// failed send.
+    /// failed send not yet reported, or bytes lost with the loop, once. Once reported,
+    /// a flush succeeds (tokio's flush does nothing; its writes fail instead).
     pub(crate) fn poll_flush(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut state = lock(&self.state);
-        if let Some(errno) = state.write_error.take() {
-            return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
+        if let Some(e) = state.unreported_write_failure() {
+            return Poll::Ready(Err(e));
         }
         if !state.sending {
             return Poll::Ready(Ok(()));
@@ -783,8 +847,8 @@ impl RingSocket {
     /// thread may block right after).
     pub(crate) fn shutdown(self: &Arc<Self>) -> io::Result<()> {
         let mut state = lock(&self.state);
-        if let Some(errno) = state.write_error.take() {
-            return Err(io::Error::from_raw_os_error(errno));
+        if let Some(e) = state.unreported_write_failure() {
+            return Err(e);
         }
         state.shutdown_requested = true;
         let sending = state.sending;
@@ -931,6 +995,23 @@ fn recv_now(fd: RawFd, buf: &mut [u8], peek: bool) -> io::Result<usize> {
     }
 }
 
+/// True for a TCP socket (the ring's other streams are Unix sockets).
+fn is_tcp(fd: RawFd) -> bool {
+    let mut domain: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `fd` is open (its socket holds it); `domain` is writable for `len` bytes.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_DOMAIN,
+            (&raw mut domain).cast(),
+            &mut len,
+        )
+    };
+    r == 0 && (domain == libc::AF_INET || domain == libc::AF_INET6)
+}
+
 fn shutdown_fd(fd: RawFd) -> io::Result<()> {
     // SAFETY: `fd` is open (its socket holds it) and `shutdown` touches no memory.
     if unsafe { libc::shutdown(fd, libc::SHUT_WR) } == 0 {
@@ -997,7 +1078,10 @@ impl CompletionTarget for RingSocket {
                             woken = self.submit_recv(&mut state, Some(cx.driver), true);
                         }
                     }
-                    r if r < 0 => state.read_error = Some(-r),
+                    r if r < 0 => {
+                        state.read_error = Some(-r);
+                        state.peer_reset |= -r == libc::ECONNRESET;
+                    }
                     _ => {}
                 }
                 let receiving =
