@@ -121,6 +121,9 @@ struct State {
     /// Its entry among the loop's lingering targets while a released stream's sends
     /// finish.
     lingering: Option<usize>,
+    /// The released stream's connection is being reset (`SO_LINGER` 0 set, nothing
+    /// more is sent, every operation cancelled): the last close sends the reset.
+    aborted: bool,
     /// Spare allocation for the next send's bytes.
     spare: Vec<u8>,
 }
@@ -862,26 +865,62 @@ impl RingSocket {
     /// The stream is dropping: the receive is cancelled (its buffers come back); what
     /// the stream accepted is still sent, for [`RELEASE_GRACE`] at most, then the
     /// socket's descriptor closes with its last operation.
+    /// As the kernel's `tcp_close`, a TCP connection is reset instead ([`abort`]) if
+    /// received bytes were never read, or if the socket's linger is zero (`SO_LINGER`
+    /// 0) and bytes are unsent. A stream that left the ring (`into_std`) lives on: its
+    /// connection is never reset here.
+    ///
+    /// [`abort`]: Self::abort
     pub(crate) fn release(self: &Arc<Self>) {
         lock(&self.state).released = true;
         self.with_driver(|this, driver| {
-            let (recv, sending) = {
-                let state = lock(&this.state);
-                (state.recv, state.sending)
-            };
             let Some(driver) = driver else { return };
-            if let Some(key) = recv {
+            let mut state = lock(&this.state);
+            let reset = !state.detached && (!state.chunks.is_empty() || (state.sending && linger_is_zero(this.fd())));
+            if reset && this.abort(&mut state, driver) {
+                return;
+            }
+            if let Some(key) = state.recv {
                 driver.cancel(key);
             }
-            if sending {
+            if state.sending {
                 let target: Arc<dyn CompletionTarget> = this.clone();
                 let (key, schedule) = driver.linger(Arc::downgrade(&target), RELEASE_GRACE);
-                lock(&this.state).lingering = Some(key);
+                state.lingering = Some(key);
+                drop(state);
                 if schedule {
                     schedule_linger_check(&this.shared);
                 }
             }
         });
+    }
+
+    /// Resets a released TCP stream's connection, as the kernel's close does when it
+    /// finds unread bytes (or a zero linger, or a send stuck past its grace): the
+    /// socket's linger is set to zero (on the socket, which the stream's descriptor and
+    /// `keeper` share, so the last close sends the reset and drops any unsent byte),
+    /// nothing more is sent and every operation is cancelled. False, with nothing done,
+    /// for a socket that is not TCP (a Unix socket has no such close) or whose linger
+    /// cannot be set.
+    fn abort(&self, state: &mut State, driver: &mut RingDriver) -> bool {
+        if state.aborted {
+            return true;
+        }
+        if !is_tcp(self.fd()) || !set_linger_zero(self.fd()) {
+            return false;
+        }
+        state.aborted = true;
+        state.pending.clear();
+        if let Some(key) = state.recv {
+            driver.cancel(key);
+        }
+        if let Some(key) = state.send {
+            driver.cancel(key);
+        }
+        if let Some(key) = state.lingering.take() {
+            driver.unlinger(key);
+        }
+        true
     }
 
     /// The stream leaves the ring for good (`into_std`, or readiness asked for): on the
@@ -1012,6 +1051,45 @@ fn is_tcp(fd: RawFd) -> bool {
     r == 0 && (domain == libc::AF_INET || domain == libc::AF_INET6)
 }
 
+/// True if the socket's linger is on with a zero timeout (its close resets).
+fn linger_is_zero(fd: RawFd) -> bool {
+    let mut linger = libc::linger {
+        l_onoff: 0,
+        l_linger: 0,
+    };
+    let mut len = std::mem::size_of::<libc::linger>() as libc::socklen_t;
+    // SAFETY: `fd` is open (its socket holds it); `linger` is writable for `len` bytes.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw mut linger).cast(),
+            &mut len,
+        )
+    };
+    r == 0 && linger.l_onoff != 0 && linger.l_linger == 0
+}
+
+/// Sets the socket's linger on with a zero timeout: its last close resets the
+/// connection. False if the kernel refused.
+fn set_linger_zero(fd: RawFd) -> bool {
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: `fd` is open (its socket holds it); `linger` is readable for its size.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        ) == 0
+    }
+}
+
 fn shutdown_fd(fd: RawFd) -> io::Result<()> {
     // SAFETY: `fd` is open (its socket holds it) and `shutdown` touches no memory.
     if unsafe { libc::shutdown(fd, libc::SHUT_WR) } == 0 {
@@ -1103,6 +1181,11 @@ impl CompletionTarget for RingSocket {
                         state.throttled = true;
                     }
                 }
+                if state.released && !state.detached && c.result > 0 {
+                    // Bytes for a dropped stream, which the kernel would have found
+                    // unread at the close: the connection is reset.
+                    self.abort(&mut state, cx.driver);
+                }
                 if state.read_would_not_wait() || state.loop_gone {
                     woken = woken.and(state.reader.take());
                 }
@@ -1128,7 +1211,7 @@ impl CompletionTarget for RingSocket {
                         state.loop_gone = true;
                     }
                     woken = self.fail_sends(&mut state, Some(errno));
-                } else if (c.result as usize) < buf.len() {
+                } else if (c.result as usize) < buf.len() && !state.aborted {
                     // A short send: the rest goes out first.
                     woken = self.submit_send_buf(&mut state, cx.driver, buf, c.result as usize);
                 } else {
@@ -1144,7 +1227,7 @@ impl CompletionTarget for RingSocket {
                         if let Some(key) = state.lingering.take() {
                             cx.driver.unlinger(key);
                         }
-                        if state.shutdown_requested && !state.shutdown_done {
+                        if state.shutdown_requested && !state.shutdown_done && !state.aborted {
                             state.shutdown_done = true;
                             let _ = shutdown_fd(self.fd());
                         }
