@@ -26,7 +26,10 @@
 //!   another file through a reused number.
 //! - At most one receive (or, out of buffers, one readiness poll) and one send are in
 //!   flight. Bytes in `pending` always have a send in flight or queued (`sending`), so a
-//!   dropped stream still sends what it accepted, for [`RELEASE_GRACE`] at most.
+//!   dropped stream still sends what it accepted, until its sends make no progress for
+//!   [`RELEASE_GRACE`]; then, as when it is dropped with bytes unread or with a zero
+//!   linger, a TCP connection is reset (`abort`: `SO_LINGER` 0 on the socket, so the
+//!   last close resets), never closed cleanly after lost bytes.
 //! - Write errors are the kernel's: once a send fails every later write fails (its
 //!   errno first, deferred to the next write, flush or shutdown, then `EPIPE`); a reset
 //!   the receive saw fails the next write at once. Bytes accepted and then lost with
@@ -60,10 +63,12 @@ const SEND_WINDOW: usize = 64 * 1024;
 /// Received chunks a socket may hold unread before its receive is paused.
 const MAX_CHUNKS: usize = 16;
 
-/// How long a dropped stream's unsent bytes may take to go out before its sends are
-/// cancelled and its descriptor closed (a peer that never reads must not hold a
-/// descriptor for ever).
-const RELEASE_GRACE: Duration = Duration::from_secs(10);
+/// How long a dropped stream's sends may make no progress before they are given up (a
+/// peer that never reads must not hold a descriptor for ever): the connection is then
+/// reset, so that the peer cannot take the bytes it got for all of them. A slow peer
+/// gets every byte, as from the kernel, which keeps an orphaned socket's data far
+/// longer still.
+const RELEASE_GRACE: Duration = Duration::from_secs(60);
 
 /// Received bytes not yet read: part of one provided buffer.
 #[derive(Clone, Copy, Debug)]
@@ -863,8 +868,8 @@ impl RingSocket {
     }
 
     /// The stream is dropping: the receive is cancelled (its buffers come back); what
-    /// the stream accepted is still sent, for [`RELEASE_GRACE`] at most, then the
-    /// socket's descriptor closes with its last operation.
+    /// the stream accepted is still sent, until no send has made progress for
+    /// [`RELEASE_GRACE`], then the socket's descriptor closes with its last operation.
     /// As the kernel's `tcp_close`, a TCP connection is reset instead ([`abort`]) if
     /// received bytes were never read, or if the socket's linger is zero (`SO_LINGER`
     /// 0) and bytes are unsent. A stream that left the ring (`into_std`) lives on: its
@@ -1202,6 +1207,12 @@ impl CompletionTarget for RingSocket {
             OpKind::Send => {
                 state.send = None;
                 let buf = mem.and_then(OpMemory::into_bytes).unwrap_or_default();
+                if c.result > 0
+                    && let Some(key) = state.lingering
+                {
+                    // Progress: a released stream's grace starts over.
+                    cx.driver.linger_progress(key);
+                }
                 if c.result < 0 {
                     let errno = -c.result;
                     if let Some(key) = state.lingering.take() {
@@ -1247,14 +1258,18 @@ impl CompletionTarget for RingSocket {
         }
     }
 
-    /// A dropped stream's sends did not finish within their grace: cancelled, and what
-    /// waits behind them dropped, so that the descriptor closes.
+    /// A dropped stream's sends made no progress for their grace: the connection is
+    /// reset ([`abort`](Self::abort)), so that the peer never takes the bytes it got
+    /// for all of them; a Unix stream's sends are cancelled and what waits behind them
+    /// dropped. Either way the descriptor closes.
     fn linger_expired(self: Arc<Self>, driver: &mut RingDriver) {
         let mut state = lock(&self.state);
         state.lingering = None;
-        state.pending.clear();
-        if let Some(key) = state.send {
-            driver.cancel(key);
+        if !self.abort(&mut state, driver) {
+            state.pending.clear();
+            if let Some(key) = state.send {
+                driver.cancel(key);
+            }
         }
     }
 }
