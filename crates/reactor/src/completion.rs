@@ -136,9 +136,10 @@ pub(crate) struct RingDriver {
     /// During a drain's first part: sends (the rest of what streams accepted) may still
     /// be submitted and complete.
     sends_may_finish: bool,
-    /// Released targets still finishing their operations, with the end of their grace;
-    /// a target leaves when it is done ([`unlinger`](Self::unlinger)) or expires.
-    lingering: Slab<(Instant, Weak<dyn CompletionTarget>)>,
+    /// Released targets still finishing their operations, with the end of their grace
+    /// and the grace (which starts over on each progress); a target leaves when it is
+    /// done ([`unlinger`](Self::unlinger)) or expires.
+    lingering: Slab<(Instant, Duration, Weak<dyn CompletionTarget>)>,
     /// A check of `lingering` is scheduled on the loop.
     linger_check_armed: bool,
 }
@@ -225,13 +226,21 @@ impl RingDriver {
         Ok(key)
     }
 
-    /// Gives a released target until `grace` from now to finish its operations.
+    /// Gives a released target until `grace` from now, or from its last progress
+    /// ([`linger_progress`](Self::linger_progress)), to finish its operations.
     /// Returns its entry's key (for [`unlinger`](Self::unlinger)), and true if the caller
     /// must schedule a check ([`expire_lingering`](Self::expire_lingering)): one is
     /// scheduled per loop at a time, however many targets linger.
     pub(crate) fn linger(&mut self, target: Weak<dyn CompletionTarget>, grace: Duration) -> (usize, bool) {
-        let key = self.lingering.insert((Instant::now() + grace, target));
+        let key = self.lingering.insert((Instant::now() + grace, grace, target));
         (key, !std::mem::replace(&mut self.linger_check_armed, true))
+    }
+
+    /// A lingering target made progress: its grace starts over (O(1)).
+    pub(crate) fn linger_progress(&mut self, key: usize) {
+        if let Some((end, grace, _)) = self.lingering.get_mut(key) {
+            *end = Instant::now() + *grace;
+        }
     }
 
     /// A lingering target finished in time.
@@ -246,11 +255,11 @@ impl RingDriver {
         let expired: Vec<usize> = self
             .lingering
             .iter()
-            .filter(|(_, (end, target))| *end <= now || target.strong_count() == 0)
+            .filter(|(_, (end, _, target))| *end <= now || target.strong_count() == 0)
             .map(|(key, _)| key)
             .collect();
         for key in expired {
-            let (_, target) = self.lingering.remove(key);
+            let (_, _, target) = self.lingering.remove(key);
             if let Some(target) = target.upgrade() {
                 target.linger_expired(self);
             }

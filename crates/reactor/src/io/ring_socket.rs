@@ -26,7 +26,14 @@
 //!   another file through a reused number.
 //! - At most one receive (or, out of buffers, one readiness poll) and one send are in
 //!   flight. Bytes in `pending` always have a send in flight or queued (`sending`), so a
-//!   dropped stream still sends what it accepted, for [`RELEASE_GRACE`] at most.
+//!   dropped stream still sends what it accepted, until its sends make no progress for
+//!   [`RELEASE_GRACE`]; then, as when it is dropped with bytes unread or with a zero
+//!   linger, a TCP connection is reset (`abort`: `SO_LINGER` 0 on the socket, so the
+//!   last close resets), never closed cleanly after lost bytes.
+//! - Write errors are the kernel's: once a send fails every later write fails (its
+//!   errno first, deferred to the next write, flush or shutdown, then `EPIPE`); a reset
+//!   the receive saw fails the next write at once. Bytes accepted and then lost with
+//!   the loop fail that write, or else the next flush or shutdown.
 //! - At most [`MAX_CHUNKS`] received chunks wait for a reader: past that the receive is
 //!   cancelled and re-armed once the reader has taken them, so one unread stream
 //!   cannot take its loop's whole buffer pool (and TCP's back-pressure works).
@@ -62,10 +69,12 @@ const SEND_WINDOW: usize = 64 * 1024;
 /// Received chunks a socket may hold unread before its receive is paused.
 const MAX_CHUNKS: usize = 16;
 
-/// How long a dropped stream's unsent bytes may take to go out before its sends are
-/// cancelled and its descriptor closed (a peer that never reads must not hold a
-/// descriptor for ever).
-const RELEASE_GRACE: Duration = Duration::from_secs(10);
+/// How long a dropped stream's sends may make no progress before they are given up (a
+/// peer that never reads must not hold a descriptor for ever): the connection is then
+/// reset, so that the peer cannot take the bytes it got for all of them. A slow peer
+/// gets every byte, as from the kernel, which keeps an orphaned socket's data far
+/// longer still.
+const RELEASE_GRACE: Duration = Duration::from_secs(60);
 
 /// Received bytes not yet read: part of one provided buffer.
 #[derive(Clone, Copy, Debug)]
@@ -101,6 +110,15 @@ struct State {
     send: Option<usize>,
     /// The last send failed: the next write, flush or shutdown reports it.
     write_error: Option<i32>,
+    /// A send failed, or a write reported the peer's reset: as the kernel's socket,
+    /// every later write fails (`EPIPE` once the first failure is reported).
+    write_failed: bool,
+    /// The receive saw the peer's reset (`ECONNRESET`), reported or not: a write fails
+    /// at once, as the kernel's would.
+    peer_reset: bool,
+    /// The loop ended with accepted bytes unsent (they are lost): the next flush or
+    /// shutdown reports it.
+    lost_to_loop_end: bool,
     writer: Waiters,
     /// `shutdown(SHUT_WR)` once everything accepted has been sent.
     shutdown_requested: bool,
@@ -114,6 +132,9 @@ struct State {
     /// Its entry among the loop's lingering targets while a released stream's sends
     /// finish.
     lingering: Option<usize>,
+    /// The released stream's connection is being reset (`SO_LINGER` 0 set, nothing
+    /// more is sent, every operation cancelled): the last close sends the reset.
+    aborted: bool,
     /// Spare allocation for the next send's bytes.
     spare: Vec<u8>,
 }
@@ -127,6 +148,16 @@ impl State {
     /// before anything the socket holds now (a gone loop completes nothing more).
     fn leftover_in_flight(&self) -> bool {
         self.recv.is_some() && !self.loop_gone
+    }
+
+    /// What a flush or shutdown reports, once: a failed send no write reported (every
+    /// later write fails), or accepted bytes lost with the loop.
+    fn unreported_write_failure(&mut self) -> Option<io::Error> {
+        if let Some(errno) = self.write_error.take() {
+            self.write_failed = true;
+            return Some(io::Error::from_raw_os_error(errno));
+        }
+        std::mem::take(&mut self.lost_to_loop_end).then(loop_gone_error)
     }
 }
 
@@ -341,6 +372,9 @@ impl RingSocket {
     fn loop_gone(&self) {
         let mut state = lock(&self.state);
         state.loop_gone = true;
+        if state.sending {
+            state.lost_to_loop_end = true;
+        }
         state.sending = false;
         state.pending.clear();
         let wakers = [state.reader.take(), state.writer.take()];
@@ -635,12 +669,15 @@ impl RingSocket {
         let mut state = lock(&self.state);
         let total: usize = bufs.iter().map(|b| b.len()).sum();
         // The readiness query (no bytes) reports no error of its own: tokio's
-        // writable() is ready after a shutdown or a failed send, and a write reports it.
-        if total == 0 && (state.shutdown_requested || state.write_error.is_some()) {
+        // writable() is ready after a shutdown, a failed send or the peer's reset, and a
+        // write reports it.
+        if total == 0
+            && (state.shutdown_requested || state.write_error.is_some() || state.write_failed || state.peer_reset)
+        {
             return Poll::Ready(Ok(0));
         }
-        if let Some(errno) = state.write_error.take() {
-            return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
+        if let Some(e) = self.write_failure(&mut state) {
+            return Poll::Ready(Err(e));
         }
         if state.shutdown_requested {
             return Poll::Ready(Err(io::Error::from_raw_os_error(libc::EPIPE)));
@@ -681,18 +718,49 @@ impl RingSocket {
         // On the loop's thread, with its driver free, the send is queued under this
         // lock; elsewhere it goes through the loop (`start_send`).
         let mut woken = Waiters::default();
-        match self.on_loop(|this, driver| woken = this.submit_send(&mut state, driver)) {
+        let lost = match self.on_loop(|this, driver| woken = this.submit_send(&mut state, driver)) {
             Ok(()) => {
+                let lost = state.loop_gone;
                 drop(state);
                 wake_all([woken]);
                 self.submit_now_from_main();
+                lost
             }
             Err(_) => {
                 drop(state);
                 self.start_send();
+                lock(&self.state).loop_gone
             }
+        };
+        // The send found the loop gone: these bytes were dropped with the window, so the
+        // write fails (as tokio's does once its loop is gone), and nothing is left for a
+        // flush to report.
+        if lost {
+            lock(&self.state).lost_to_loop_end = false;
+            return Poll::Ready(Err(loop_gone_error()));
         }
         Poll::Ready(Ok(n))
+    }
+
+    /// The error a write reports instead of accepting bytes, as the kernel's socket
+    /// would: a failed send's errno (once), then `EPIPE` for every later write. After
+    /// the peer's reset (seen by the receive), a TCP write reports `ECONNRESET` if no
+    /// read has (taking it: a read then finds end of stream, as the kernel reports
+    /// `sk_err` once), else `EPIPE`; a Unix write `EPIPE`, its reader keeping the reset.
+    fn write_failure(&self, state: &mut State) -> Option<io::Error> {
+        if let Some(errno) = state.write_error.take() {
+            state.write_failed = true;
+            return Some(io::Error::from_raw_os_error(errno));
+        }
+        if state.peer_reset && !state.write_failed {
+            state.write_failed = true;
+            if state.read_error == Some(libc::ECONNRESET) && is_tcp(self.fd()) {
+                state.read_error = None;
+                state.eof = true;
+                return Some(io::Error::from_raw_os_error(libc::ECONNRESET));
+            }
+        }
+        state.write_failed.then(|| io::Error::from_raw_os_error(libc::EPIPE))
     }
 
     /// Submits `pending` as the next send (on the loop): with the turn's other
@@ -764,8 +832,10 @@ impl RingSocket {
     /// Every send fails from now on (`errno`, or the loop's shutdown); the writer's
     /// waiters are returned to wake.
     fn fail_sends(&self, state: &mut State, errno: Option<i32>) -> Waiters {
-        if let Some(e) = errno {
-            state.write_error = Some(e);
+        match errno {
+            Some(e) => state.write_error = Some(e),
+            None if state.sending => state.lost_to_loop_end = true,
+            None => {}
         }
         state.pending.clear();
         state.sending = false;
@@ -780,6 +850,7 @@ impl RingSocket {
     pub(crate) fn poll_sent(&self, cx: Option<&Context<'_>>, shared: bool) -> Poll<io::Result<()>> {
         let mut state = lock(&self.state);
         if let Some(errno) = state.write_error.take() {
+            state.write_failed = true;
             return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
         }
         if !state.sending || state.loop_gone {
@@ -794,11 +865,12 @@ impl RingSocket {
     }
 
     /// Ready once nothing accepted is unsent (the bytes are the kernel's); reports a
-    /// failed send.
+    /// failed send not yet reported, or bytes lost with the loop, once. Once reported,
+    /// a flush succeeds (tokio's flush does nothing; its writes fail instead).
     pub(crate) fn poll_flush(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut state = lock(&self.state);
-        if let Some(errno) = state.write_error.take() {
-            return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
+        if let Some(e) = state.unreported_write_failure() {
+            return Poll::Ready(Err(e));
         }
         if !state.sending {
             return Poll::Ready(Ok(()));
@@ -835,8 +907,8 @@ impl RingSocket {
     /// thread may block right after).
     pub(crate) fn shutdown(self: &Arc<Self>) -> io::Result<()> {
         let mut state = lock(&self.state);
-        if let Some(errno) = state.write_error.take() {
-            return Err(io::Error::from_raw_os_error(errno));
+        if let Some(e) = state.unreported_write_failure() {
+            return Err(e);
         }
         state.shutdown_requested = true;
         let sending = state.sending;
@@ -848,28 +920,64 @@ impl RingSocket {
     }
 
     /// The stream is dropping: the receive is cancelled (its buffers come back); what
-    /// the stream accepted is still sent, for [`RELEASE_GRACE`] at most, then the
-    /// socket's descriptor closes with its last operation.
+    /// the stream accepted is still sent, until no send has made progress for
+    /// [`RELEASE_GRACE`], then the socket's descriptor closes with its last operation.
+    /// As the kernel's `tcp_close`, a TCP connection is reset instead ([`abort`]) if
+    /// received bytes were never read, or if the socket's linger is zero (`SO_LINGER`
+    /// 0) and bytes are unsent. A stream that left the ring (`into_std`) lives on: its
+    /// connection is never reset here.
+    ///
+    /// [`abort`]: Self::abort
     pub(crate) fn release(self: &Arc<Self>) {
         lock(&self.state).released = true;
         self.with_driver(|this, driver| {
-            let (recv, sending) = {
-                let state = lock(&this.state);
-                (state.recv, state.sending)
-            };
             let Some(driver) = driver else { return };
-            if let Some(key) = recv {
+            let mut state = lock(&this.state);
+            let reset = !state.detached && (!state.chunks.is_empty() || (state.sending && linger_is_zero(this.fd())));
+            if reset && this.abort(&mut state, driver) {
+                return;
+            }
+            if let Some(key) = state.recv {
                 driver.cancel(key);
             }
-            if sending {
+            if state.sending {
                 let target: Arc<dyn CompletionTarget> = this.clone();
                 let (key, schedule) = driver.linger(Arc::downgrade(&target), RELEASE_GRACE);
-                lock(&this.state).lingering = Some(key);
+                state.lingering = Some(key);
+                drop(state);
                 if schedule {
                     schedule_linger_check(&this.shared);
                 }
             }
         });
+    }
+
+    /// Resets a released TCP stream's connection, as the kernel's close does when it
+    /// finds unread bytes (or a zero linger, or a send stuck past its grace): the
+    /// socket's linger is set to zero (on the socket, which the stream's descriptor and
+    /// `keeper` share, so the last close sends the reset and drops any unsent byte),
+    /// nothing more is sent and every operation is cancelled. False, with nothing done,
+    /// for a socket that is not TCP (a Unix socket has no such close) or whose linger
+    /// cannot be set.
+    fn abort(&self, state: &mut State, driver: &mut RingDriver) -> bool {
+        if state.aborted {
+            return true;
+        }
+        if !is_tcp(self.fd()) || !set_linger_zero(self.fd()) {
+            return false;
+        }
+        state.aborted = true;
+        state.pending.clear();
+        if let Some(key) = state.recv {
+            driver.cancel(key);
+        }
+        if let Some(key) = state.send {
+            driver.cancel(key);
+        }
+        if let Some(key) = state.lingering.take() {
+            driver.unlinger(key);
+        }
+        true
     }
 
     /// The stream leaves the ring for good (`into_std`, or readiness asked for): on the
@@ -1013,6 +1121,62 @@ fn recv_now(fd: RawFd, buf: &mut [u8], peek: bool) -> io::Result<usize> {
     }
 }
 
+/// True for a TCP socket (the ring's other streams are Unix sockets).
+fn is_tcp(fd: RawFd) -> bool {
+    let mut domain: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `fd` is open (its socket holds it); `domain` is writable for `len` bytes.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_DOMAIN,
+            (&raw mut domain).cast(),
+            &mut len,
+        )
+    };
+    r == 0 && (domain == libc::AF_INET || domain == libc::AF_INET6)
+}
+
+/// True if the socket's linger is on with a zero timeout (its close resets).
+fn linger_is_zero(fd: RawFd) -> bool {
+    let mut linger = libc::linger {
+        l_onoff: 0,
+        l_linger: 0,
+    };
+    let mut len = std::mem::size_of::<libc::linger>() as libc::socklen_t;
+    // SAFETY: `fd` is open (its socket holds it); `linger` is writable for `len` bytes.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw mut linger).cast(),
+            &mut len,
+        )
+    };
+    r == 0 && linger.l_onoff != 0 && linger.l_linger == 0
+}
+
+/// Sets the socket's linger on with a zero timeout: its last close resets the
+/// connection. False if the kernel refused.
+fn set_linger_zero(fd: RawFd) -> bool {
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: `fd` is open (its socket holds it); `linger` is readable for its size.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&raw const linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        ) == 0
+    }
+}
+
 fn shutdown_fd(fd: RawFd) -> io::Result<()> {
     // SAFETY: `fd` is open (its socket holds it) and `shutdown` touches no memory.
     if unsafe { libc::shutdown(fd, libc::SHUT_WR) } == 0 {
@@ -1079,7 +1243,10 @@ impl CompletionTarget for RingSocket {
                             woken = self.submit_recv(&mut state, Some(cx.driver), true);
                         }
                     }
-                    r if r < 0 => state.read_error = Some(-r),
+                    r if r < 0 => {
+                        state.read_error = Some(-r);
+                        state.peer_reset |= -r == libc::ECONNRESET;
+                    }
                     _ => {}
                 }
                 let receiving =
@@ -1101,6 +1268,11 @@ impl CompletionTarget for RingSocket {
                         state.throttled = true;
                     }
                 }
+                if state.released && !state.detached && c.result > 0 {
+                    // Bytes for a dropped stream, which the kernel would have found
+                    // unread at the close: the connection is reset.
+                    self.abort(&mut state, cx.driver);
+                }
                 // A detached socket's receive ending lets its reader go on to the
                 // socket, which now holds every byte after the chunks.
                 if state.read_would_not_wait() || state.loop_gone || (stopped && state.detached) {
@@ -1119,6 +1291,12 @@ impl CompletionTarget for RingSocket {
             OpKind::Send => {
                 state.send = None;
                 let buf = mem.and_then(OpMemory::into_bytes).unwrap_or_default();
+                if c.result > 0
+                    && let Some(key) = state.lingering
+                {
+                    // Progress: a released stream's grace starts over.
+                    cx.driver.linger_progress(key);
+                }
                 if c.result < 0 {
                     let errno = -c.result;
                     if let Some(key) = state.lingering.take() {
@@ -1128,7 +1306,7 @@ impl CompletionTarget for RingSocket {
                         state.loop_gone = true;
                     }
                     woken = self.fail_sends(&mut state, Some(errno));
-                } else if (c.result as usize) < buf.len() {
+                } else if (c.result as usize) < buf.len() && !state.aborted {
                     // A short send: the rest goes out first.
                     woken = self.submit_send_buf(&mut state, cx.driver, buf, c.result as usize);
                 } else {
@@ -1144,7 +1322,7 @@ impl CompletionTarget for RingSocket {
                         if let Some(key) = state.lingering.take() {
                             cx.driver.unlinger(key);
                         }
-                        if state.shutdown_requested && !state.shutdown_done {
+                        if state.shutdown_requested && !state.shutdown_done && !state.aborted {
                             state.shutdown_done = true;
                             let _ = shutdown_fd(self.fd());
                         }
@@ -1164,14 +1342,18 @@ impl CompletionTarget for RingSocket {
         }
     }
 
-    /// A dropped stream's sends did not finish within their grace: cancelled, and what
-    /// waits behind them dropped, so that the descriptor closes.
+    /// A dropped stream's sends made no progress for their grace: the connection is
+    /// reset ([`abort`](Self::abort)), so that the peer never takes the bytes it got
+    /// for all of them; a Unix stream's sends are cancelled and what waits behind them
+    /// dropped. Either way the descriptor closes.
     fn linger_expired(self: Arc<Self>, driver: &mut RingDriver) {
         let mut state = lock(&self.state);
         state.lingering = None;
-        state.pending.clear();
-        if let Some(key) = state.send {
-            driver.cancel(key);
+        if !self.abort(&mut state, driver) {
+            state.pending.clear();
+            if let Some(key) = state.send {
+                driver.cancel(key);
+            }
         }
     }
 }
