@@ -626,10 +626,12 @@ fn emfile_child() -> ! {
     rt.block_on(async {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("child: bind");
         let port = listener.local_addr().unwrap().port();
-        drop(serve(listener, echo_handler));
         // New descriptors take the lowest free numbers, so with every open one below
         // the limit, `limit - open` more can be made (the listing's own fd is counted
-        // in `open` and `highest`, which only errs on the side of room).
+        // in `open` and `highest`, which only errs on the side of room). The limit is
+        // set before the server starts: on io_uring the kernel reads it when the
+        // multishot accept is submitted (docs/io-uring.md), and an accept armed before
+        // would never run out.
         let fds: Vec<u64> = std::fs::read_dir("/proc/self/fd")
             .expect("child: list fds")
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u64>().ok())
@@ -646,6 +648,7 @@ fn emfile_child() -> ! {
             rl.rlim_cur = limit as libc::rlim_t;
             assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &rl), 0, "child: setrlimit");
         }
+        drop(serve(listener, echo_handler));
         println!("\n{EMFILE_READY} {port} {limit}");
         io::stdout().flush().unwrap();
         std::future::pending::<()>().await
