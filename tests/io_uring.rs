@@ -2842,3 +2842,27 @@ fn dropping_a_unix_stream_with_unread_bytes_resets_the_peer() {
     assert_eq!(epoll, "ConnectionReset");
     assert_eq!(ring, epoll);
 }
+
+/// A new UDP socket's first receive waits for the driver even with a datagram queued,
+/// on the ring as on readiness (tokio's readiness starts empty): `try_recv_from` says
+/// `WouldBlock`, and the datagram comes with the next receive.
+#[test]
+fn a_new_udp_sockets_first_receive_waits_for_the_driver() {
+    let Some((epoll, ring)) = on_epoll_and_ring(|| async {
+        let rx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        tx.send_to(b"one", rx.local_addr().unwrap()).await.unwrap();
+        let mut b = [0u8; 8];
+        let first = match rx.try_recv_from(&mut b) {
+            Ok((n, _)) => format!("Ok({n})"),
+            Err(e) => format!("{:?}", e.kind()),
+        };
+        let (n, _) = rx.recv_from(&mut b).await.unwrap();
+        let on_ring = rx.is_on_ring();
+        ((first, n), on_ring)
+    }) else {
+        return;
+    };
+    assert_eq!(epoll, ("WouldBlock".to_owned(), 3));
+    assert_eq!(ring, epoll);
+}

@@ -74,6 +74,11 @@ struct State {
     read_poll: Option<usize>,
     /// A read poll said readable and no receive has found nothing since.
     readable: bool,
+    /// The ring has told of the socket once (a receive or read poll completed). Until
+    /// then a receive waits rather than trying the socket at once: tokio's readiness
+    /// starts empty, so a new socket's first receive waits for the driver even with a
+    /// datagram queued (tokio's `coop_budget_udp_send_recv` counts on that yield).
+    heard_from_ring: bool,
     /// Memory for the next `recvmsg`.
     spare: Option<RecvMsgMemory>,
     reader: Waiters,
@@ -283,7 +288,7 @@ impl RingDatagram {
         if state.loop_gone {
             return Poll::Ready(Err(loop_gone_error()));
         }
-        if state.recv.is_none() {
+        if state.recv.is_none() && state.heard_from_ring {
             // Nothing armed, so nothing received ahead of the socket's queue.
             match direct(buf) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -492,6 +497,7 @@ impl CompletionTarget for RingDatagram {
         match kind {
             OpKind::RecvMsg => {
                 state.recv = None;
+                state.heard_from_ring = true;
                 let mem = mem.and_then(OpMemory::into_msg);
                 match c.result {
                     len if len >= 0 => match mem {
@@ -518,6 +524,7 @@ impl CompletionTarget for RingDatagram {
             OpKind::Poll => {
                 state.read_poll = None;
                 state.readable = true;
+                state.heard_from_ring = true;
                 woken = state.reader.take();
             }
             OpKind::PollOut => {
