@@ -1123,39 +1123,26 @@ fn recv_now(fd: RawFd, buf: &mut [u8], peek: bool) -> io::Result<usize> {
 
 /// True for a TCP socket (the ring's other streams are Unix sockets).
 fn is_tcp(fd: RawFd) -> bool {
-    let mut domain: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: `fd` is open (its socket holds it); `domain` is writable for `len` bytes.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_DOMAIN,
-            (&raw mut domain).cast(),
-            &mut len,
-        )
-    };
-    r == 0 && (domain == libc::AF_INET || domain == libc::AF_INET6)
+    get_sockopt(fd, libc::SO_DOMAIN, 0 as libc::c_int).is_some_and(|d| d == libc::AF_INET || d == libc::AF_INET6)
 }
 
 /// True if the socket's linger is on with a zero timeout (its close resets).
 fn linger_is_zero(fd: RawFd) -> bool {
-    let mut linger = libc::linger {
+    let off = libc::linger {
         l_onoff: 0,
         l_linger: 0,
     };
-    let mut len = std::mem::size_of::<libc::linger>() as libc::socklen_t;
-    // SAFETY: `fd` is open (its socket holds it); `linger` is writable for `len` bytes.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&raw mut linger).cast(),
-            &mut len,
-        )
-    };
-    r == 0 && linger.l_onoff != 0 && linger.l_linger == 0
+    get_sockopt(fd, libc::SO_LINGER, off).is_some_and(|l| l.l_onoff != 0 && l.l_linger == 0)
+}
+
+/// The socket-level option `name` of `fd` (`init` is overwritten), if the kernel gives it.
+fn get_sockopt<T: Copy>(fd: RawFd, name: libc::c_int, init: T) -> Option<T> {
+    let mut value = init;
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: `fd` is open (its socket holds it); `value` is writable for `len` bytes,
+    // and `T` is the plain-data type the option's value has.
+    let r = unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, name, (&raw mut value).cast(), &mut len) };
+    (r == 0).then_some(value)
 }
 
 /// Sets the socket's linger on with a zero timeout: its last close resets the
