@@ -153,11 +153,16 @@ impl State {
     /// What a flush or shutdown reports, once: a failed send no write reported (every
     /// later write fails), or accepted bytes lost with the loop.
     fn unreported_write_failure(&mut self) -> Option<io::Error> {
-        if let Some(errno) = self.write_error.take() {
-            self.write_failed = true;
-            return Some(io::Error::from_raw_os_error(errno));
-        }
-        std::mem::take(&mut self.lost_to_loop_end).then(loop_gone_error)
+        self.take_send_error()
+            .or_else(|| std::mem::take(&mut self.lost_to_loop_end).then(loop_gone_error))
+    }
+
+    /// A failed send's error, not reported yet; from then on the socket counts as
+    /// failed for writes.
+    fn take_send_error(&mut self) -> Option<io::Error> {
+        let errno = self.write_error.take()?;
+        self.write_failed = true;
+        Some(io::Error::from_raw_os_error(errno))
     }
 }
 
@@ -742,15 +747,14 @@ impl RingSocket {
         Poll::Ready(Ok(n))
     }
 
-    /// The error a write reports instead of accepting bytes, as the kernel's socket
-    /// would: a failed send's errno (once), then `EPIPE` for every later write. After
-    /// the peer's reset (seen by the receive), a TCP write reports `ECONNRESET` if no
-    /// read has (taking it: a read then finds end of stream, as the kernel reports
-    /// `sk_err` once), else `EPIPE`; a Unix write `EPIPE`, its reader keeping the reset.
+    /// The error that stops a write from accepting bytes, as the kernel's socket
+    /// reports it: a failed send's errno once, `EPIPE` for every write after. A peer's
+    /// reset that no read has reported yet is a TCP write's `ECONNRESET` (taken: the
+    /// kernel reports `sk_err` once, and reads find the end of the stream after it);
+    /// a Unix write gets `EPIPE` and its reader keeps the reset.
     fn write_failure(&self, state: &mut State) -> Option<io::Error> {
-        if let Some(errno) = state.write_error.take() {
-            state.write_failed = true;
-            return Some(io::Error::from_raw_os_error(errno));
+        if let Some(e) = state.take_send_error() {
+            return Some(e);
         }
         if state.peer_reset && !state.write_failed {
             state.write_failed = true;
