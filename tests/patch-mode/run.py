@@ -82,6 +82,13 @@ SUITES = {
     # Its CI: `cargo nextest run --workspace --all-features`. The package has its unit
     # tests only (tonic's integration tests are crates of its repository).
     "tonic": Suite("0.14.9", ALL),
+    # Its CI: `cargo test --locked` over the workspace with the default features. The
+    # package has its unit tests (src/tests.rs: endpoints, handshakes, timeouts, on
+    # UDP sockets of the runtime) and two test files, one of them behind a feature off
+    # by default (post_quantum).
+    "quinn": Suite("0.11.12", []),
+    # quinn's UDP layer (GSO, GRO, ECN through cmsgs) on tokio's `UdpSocket`.
+    "quinn-udp": Suite("0.6.3", []),
 }
 
 

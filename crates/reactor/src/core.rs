@@ -97,7 +97,7 @@ impl Core {
     /// The termination sweep: queues every live task, then drops every queued
     /// runnable (run queue, inbox, tail tasks, orphaned wakes) until a pass finds
     /// none, which drops each task's future here. Called on the loop's thread once
-    /// the loop is `Terminated` and its inbox closed.
+    /// the loop polls no task again (`Shutdown` or later) and its inbox is closed.
     ///
     /// Every destructor runs here, from the sweep, never inside a wake: a destructor
     /// that wakes another task (under a lock that task's destructor takes, as h2's

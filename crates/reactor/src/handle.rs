@@ -493,6 +493,41 @@ impl EventLoopHandle {
         Ok(self.request_shutdown(ShutdownParams { quiet_period, timeout }))
     }
 
+    /// Stops the loop as tokio stops a runtime: the task being polled finishes its
+    /// poll, and from then on no task of the loop is polled again. The loop runs its
+    /// shutdown hooks, drops every task's future on its own thread (their sockets still
+    /// work in those destructors, and a task they wake is not polled), then closes its
+    /// registrations and terminates. Submissions are rejected from then on.
+    ///
+    /// Overrides a graceful shutdown in progress. Netty's `shutdownNow`; the runtime's
+    /// drop, `shutdown_timeout` and `shutdown_background` use it. To stop several loops
+    /// so that none polls a task another one's destructors woke, use
+    /// [`shutdown_all_now`](Self::shutdown_all_now).
+    pub fn shutdown_now(&self) -> TerminationFuture {
+        Self::shutdown_all_now([self]);
+        self.termination()
+    }
+
+    /// [`shutdown_now`](Self::shutdown_now) for every loop of `loops`, so that none
+    /// polls a task once any has begun dropping its tasks: each loop is told to poll
+    /// no more before the first is woken to shut down.
+    pub fn shutdown_all_now<'a, I>(loops: I)
+    where
+        I: IntoIterator<Item = &'a EventLoopHandle>,
+        I::IntoIter: Clone,
+    {
+        let loops = loops.into_iter();
+        for l in loops.clone() {
+            l.shared.gate.close();
+        }
+        for l in loops {
+            drop(l.request_shutdown(ShutdownParams {
+                quiet_period: Duration::ZERO,
+                timeout: Duration::ZERO,
+            }));
+        }
+    }
+
     fn request_shutdown(&self, params: ShutdownParams) -> TerminationFuture {
         {
             let mut p = lock(&self.shared.shutdown);

@@ -39,6 +39,8 @@ pub(crate) struct Shared {
     pub(crate) inbox: Inbox<LoopItem>,
     pub(crate) next_wakeup: NextWakeup,
     state: AtomicU8,
+    /// Read before every task's turn (`TurnGate`).
+    pub(crate) gate: TurnGate,
     selector_waker: mio::Waker,
     pub(crate) registry: mio::Registry,
     pub(crate) io: RegistrationSet,
@@ -76,6 +78,32 @@ pub(crate) struct Shared {
     pub(crate) group_index: OnceLock<usize>,
 }
 
+/// What the loop reads before every task's turn: flags that other threads set once in
+/// the loop's life. Alone on its cache line, so the read hits the loop's own cache
+/// and costs no more than a plain load.
+#[derive(Default)]
+#[repr(align(128))]
+pub(crate) struct TurnGate {
+    /// Set by [`EventLoopHandle::shutdown_now`](crate::EventLoopHandle::shutdown_now)
+    /// before the loop is told to shut down: from the first turn that sees it, the
+    /// loop polls no task again.
+    closing: AtomicBool,
+}
+
+impl TurnGate {
+    /// True once the loop must poll no task again. Relaxed: the loop's own shutdown
+    /// check reads the state with `Acquire` after the requester's `Release`, which
+    /// orders this flag before it; a turn that reads it early only stops sooner.
+    #[inline(always)]
+    pub(crate) fn is_closing(&self) -> bool {
+        self.closing.load(Relaxed)
+    }
+
+    pub(crate) fn close(&self) {
+        self.closing.store(true, Release);
+    }
+}
+
 // The hooks (`starter`, `on_task_panic`) are boxed closures, which are not unwind-safe
 // as far as the compiler knows, and every socket holds this through its registration.
 // A panic that unwinds past a `&Shared` leaves nothing half-updated that a later user
@@ -101,6 +129,7 @@ impl Shared {
             inbox: Inbox::new(max_pending_tasks),
             next_wakeup: NextWakeup::new(),
             state: AtomicU8::new(LoopState::NotStarted as u8),
+            gate: TurnGate::default(),
             selector_waker,
             registry,
             io: RegistrationSet::default(),

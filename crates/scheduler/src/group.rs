@@ -275,6 +275,28 @@ impl EventLoopGroup {
         Ok(())
     }
 
+    /// Stops every loop as tokio stops a runtime; see
+    /// [`EventLoopHandle::shutdown_now`]. Every loop is told to poll no task before
+    /// any is woken to drop its own, so a task that another loop's destructors wake is
+    /// not polled either. A loop whose thread never started is terminated here, as in
+    /// [`shutdown_gracefully`](Self::shutdown_gracefully).
+    pub fn shutdown_now(&self) {
+        let mut running = Vec::with_capacity(self.inner.slots.len());
+        for slot in &self.inner.slots {
+            let parked = lock(&slot.parked).take();
+            match parked {
+                Some(event_loop) if self.inner.lazy => drop(event_loop),
+                other => {
+                    if let Some(event_loop) = other {
+                        *lock(&slot.parked) = Some(event_loop);
+                    }
+                    running.push(&slot.handle);
+                }
+            }
+        }
+        EventLoopHandle::shutdown_all_now(running.iter().copied());
+    }
+
     /// Futures that resolve as each loop terminates.
     pub fn terminations(&self) -> Vec<TerminationFuture> {
         self.inner.slots.iter().map(|s| s.handle.termination()).collect()

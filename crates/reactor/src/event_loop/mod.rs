@@ -308,9 +308,8 @@ impl Drop for EventLoop {
         let core: &Core = &self.core;
         let _guard = context::enter(core).ok();
         // I/O resources outlive their loop: they must fail from now on, and anyone
-        // waiting on one must hear of it.
-        self.driver.close_registrations(core);
-        self.driver.terminate(core, false);
+        // waiting on one must hear of it, once every task is gone.
+        self.driver.drop_everything(core);
     }
 }
 

@@ -247,7 +247,7 @@ impl Driver {
         if self.hog.is_some() {
             self.last_turn_end = sys::busy_ticks();
         }
-        while remaining > 0 {
+        while remaining > 0 && !core.shared.gate.is_closing() {
             remaining -= 1;
             let next = core.local.run_queue.borrow_mut().pop();
             match next {

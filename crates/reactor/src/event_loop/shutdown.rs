@@ -55,6 +55,9 @@ impl Driver {
 
     /// Netty's `confirmShutdown` (design §5). True when the loop may exit.
     pub(super) fn confirm_shutdown(&mut self, core: &Core, ran_tasks: bool) -> bool {
+        if core.shared.gate.is_closing() {
+            return true;
+        }
         self.cancel_scheduled_tasks(core);
         let params = lock(&core.shared.shutdown).unwrap_or(core.shared.default_shutdown);
         let now = clock::now();
@@ -84,8 +87,14 @@ impl Driver {
     }
 
     /// After the run loop exits: Shutdown, final drain, close registrations, drop what
-    /// is left, Terminated (design §5).
+    /// is left, Terminated (design §5). After [`EventLoopHandle::shutdown_now`], no
+    /// drain: see [`finish_now`](Self::finish_now).
+    ///
+    /// [`EventLoopHandle::shutdown_now`]: crate::EventLoopHandle::shutdown_now
     pub(super) fn finish(&mut self, core: &Core) {
+        if core.shared.gate.is_closing() {
+            return self.finish_now(core);
+        }
         core.shared.advance_state(LoopState::Shutdown);
         core.local.state.set(LoopState::Shutdown);
         core.shared.inbox.close();
@@ -93,6 +102,29 @@ impl Driver {
         self.close_registrations(core);
         self.final_drain(core);
         self.terminate(core, true);
+    }
+
+    /// tokio's end of a loop: no task is polled again. Shutdown hooks run, then every
+    /// task's future is dropped here while its sockets still work (a task a destructor
+    /// wakes is only queued, and dropped in turn), then the registrations close (whoever
+    /// still waits on one, off this loop, hears of it) and the loop terminates.
+    pub(super) fn finish_now(&mut self, core: &Core) {
+        core.shared.advance_state(LoopState::Shutdown);
+        self.run_shutdown_hooks(core);
+        self.drop_everything(core);
+    }
+
+    /// The end of [`finish_now`](Self::finish_now), and of a loop dropped: every task
+    /// dropped unpolled (while its sockets work), then the registrations closed, then
+    /// Terminated. The state is `Shutdown` or later: nothing is accepted meanwhile.
+    pub(super) fn drop_everything(&mut self, core: &Core) {
+        debug_assert!(core.shared.state() >= LoopState::Shutdown);
+        core.local.state.set(core.local.state.get().max(LoopState::Shutdown));
+        core.shared.inbox.close();
+        self.cancel_scheduled_tasks(core);
+        core.close_tasks();
+        self.close_registrations(core);
+        self.terminate(core, false);
     }
 
     /// Deregisters and closes every registration, and wakes whoever waits on one: every

@@ -248,7 +248,7 @@ fn stand_in(core: &Core, handover: &Handover<Offer>) {
         core.local.wake_deferred();
         let mut ran = 0usize;
         for _ in 0..core.local.run_queue_len() {
-            if handover.is_asked_back() {
+            if handover.is_asked_back() || core.shared.gate.is_closing() {
                 break;
             }
             let next = core.local.run_queue.borrow_mut().pop();

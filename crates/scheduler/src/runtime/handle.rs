@@ -202,15 +202,11 @@ impl Handle {
         &self.inner.group
     }
 
-    /// Asks every loop to shut down gracefully, without waiting for them.
+    /// Stops every loop as tokio stops its workers, without waiting for them: the
+    /// polls in progress finish, and no task is polled again (each is dropped on its
+    /// loop). Netty's graceful shutdown stays with `event_loops().shutdown_gracefully`.
     pub(super) fn begin_shutdown(&self) {
-        if let Err(e) = self
-            .inner
-            .group
-            .shutdown_gracefully(Duration::ZERO, self.inner.shutdown_timeout)
-        {
-            tracing::error!(target: "netloop::runtime", error = %e, "runtime shutdown");
-        }
+        self.inner.group.shutdown_now();
     }
 
     /// Shuts the runtime down, then waits up to `wait` (by default the shutdown timeout
