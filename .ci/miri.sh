@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The unsafe code under miri (issue 36; docs/ARCHITECTURE.md): the reactor's unit tests
+# The unsafe code under miri (docs/ARCHITECTURE.md): the reactor's unit tests
 # of the task layer, the block cache, the inbox, the readiness code (with the
 # registration set and the loop core's queue cells), the run queue, the idle spin, the
 # io_uring buffer pool and recvmsg memory, and the timing wheel, under Stacked Borrows;

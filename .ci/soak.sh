@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The churn soak (tests/soak.rs, issue 36): opens and closes SOAK_CONNECTIONS
+# The churn soak (tests/soak.rs): opens and closes SOAK_CONNECTIONS
 # connections (default 100000, the CI form) against a netloop server on 127.0.0.1,
 # mixing clean closes, resets, half-closes, clients that vanish mid-request and
 # accept bursts at the descriptor limit, then checks that descriptors, live tasks,

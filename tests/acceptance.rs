@@ -1,4 +1,4 @@
-//! The acceptance tests of the runtime issue, by name.
+//! The runtime's acceptance tests, each named for the guarantee it checks.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -244,8 +244,9 @@ fn affinity_over_10k_spawns() {
                         let here = event_loop.clone();
                         let check = move || thread::current().id() == home && here.in_event_loop();
                         // `spawn_local` and `spawn_on` keep the task on the loop; a task
-                        // from `spawn` may start on the other loop (issue 35), but keeps
-                        // the loop that first polled it, across yields.
+                        // from `spawn` may start on the other loop (a busy loop gives
+                        // tasks no loop has polled yet to an idle one), but keeps the
+                        // loop that first polled it, across yields.
                         children.push(match i % 3 {
                             0 => task::spawn_local(async move { check() }),
                             1 => task::spawn_on(&event_loop, async move { check() }),

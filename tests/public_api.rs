@@ -1,4 +1,4 @@
-//! tokio 1.54's public surface, as callers name it, on netloop (issue 40): each test is
+//! tokio 1.54's public surface, as callers name it, on netloop: each test is
 //! one item `tests/api-diff/api_diff.py` found missing or different, written as code
 //! built for tokio uses it. `tokio::stream` is tested in crates/tokio/tests/tokio_paths.rs.
 

@@ -1,5 +1,5 @@
 //! The churn soak: opens and closes connections against a netloop server on 127.0.0.1
-//! and checks that nothing leaks (issue 36).
+//! and checks that nothing leaks.
 //!
 //! A plain program (`harness = false`), run only when `SOAK_CONNECTIONS` is set:
 //!

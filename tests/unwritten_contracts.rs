@@ -1,5 +1,5 @@
 //! Behaviours of tokio that its own suite never states but the ecosystem relies on
-//! (issue 40, `docs/compatibility.md`, "tokio's unwritten contracts"): when user code
+//! (`docs/compatibility.md`, "tokio's unwritten contracts"): when user code
 //! runs, and which thread may drive a runtime.
 
 use std::future::poll_fn;

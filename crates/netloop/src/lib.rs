@@ -214,3 +214,9 @@ pub mod event_loop {
     pub use netloop_reactor::*;
     pub use netloop_scheduler::EventLoopGroup;
 }
+
+/// The README's Rust code, built by `cargo test` as this crate's doc tests, so that
+/// what a newcomer copies from it compiles.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

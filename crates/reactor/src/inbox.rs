@@ -339,7 +339,7 @@ mod tests {
     }
 }
 
-/// Model (2) of the issue: a submission racing shutdown is either run or rejected,
+/// The shutdown model: a submission racing shutdown is either run or rejected,
 /// never lost. The loop's side is what `EventLoop::finish` does: close, then drain.
 #[cfg(all(test, loom))]
 mod loom_models {

@@ -197,10 +197,11 @@ mod tests {
         assert!(q.is_empty());
     }
 
-    /// The tail compaction agrees with the whole-queue retain it replaced, on
-    /// random queues (runnables, closures' `None` markers, any n, wrapped VecDeques).
+    /// The tail compaction agrees with a whole-queue retain, the plainest way to take
+    /// the last n matching runnables, on random queues (runnables, closures' `None`
+    /// markers, any n, wrapped VecDeques).
     #[test]
-    fn take_last_runnables_matches_the_old_retain() {
+    fn take_last_runnables_matches_a_whole_queue_retain() {
         let log = Arc::new(AtomicUsize::new(0));
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         let mut rnd = move |m: u64| {
@@ -235,7 +236,7 @@ mod tests {
             let modulus = 1 + rnd(3) as u32;
             let pick = |r: &u32| r.is_multiple_of(modulus);
             let n = rnd(10) as usize;
-            // The old implementation, on the model.
+            // The reference: a whole-queue retain, on the model.
             let matching = model.iter().filter(|e| e.as_ref().is_some_and(pick)).count();
             let mut skip = matching.saturating_sub(n);
             let mut want_taken = Vec::new();

@@ -1,4 +1,4 @@
-//! Tasks that have not started yet move to idle loops (issue 35).
+//! Tasks that have not started yet move to idle loops.
 //!
 //! A task's first turn, when its future is `Send` and it was spawned with `spawn` on
 //! its loop's thread, is *movable* (`Runnable::into_movable`): no loop has polled it,

@@ -99,7 +99,7 @@ mod tests {
     }
 }
 
-/// Model (1) of the issue: a producer on another thread submitting while the loop goes
+/// The lost-wakeup model: a producer on another thread submitting while the loop goes
 /// to sleep is never left unwoken. The eventfd is a `loom::sync::Notify` (it keeps a
 /// permit like an eventfd's counter); a lost wakeup leaves the loop waiting forever,
 /// which loom reports as a deadlock.

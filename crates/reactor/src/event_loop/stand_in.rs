@@ -1,6 +1,6 @@
 //! `block_in_place` without stopping the loop: while the loop's thread runs the
 //! blocking closure, a stand-in thread polls the loop's sockets, runs its `Send` tasks
-//! and fires its timers (issue 35).
+//! and fires its timers.
 //!
 //! Each thread that drives a loop gets one stand-in thread, at its first
 //! `block_in_place`, and keeps it until it exits. A stand-in is such a thread too: a
@@ -51,9 +51,9 @@ const INBOX_CHECK: Duration = Duration::from_millis(1);
 const GRACE: Duration = Duration::from_micros(50);
 
 /// How many stand-ins deep a loop's hand-over may go: a `block_in_place` on a stand-in
-/// this many levels above the loop's thread runs in place, as every one on a stand-in
-/// did before stand-ins could have their own. Each level is a thread kept until the
-/// thread below it exits, so this bounds the threads one loop can gather.
+/// this many levels above the loop's thread runs in place (its closure holds the loop
+/// until it returns). Each level is a thread kept until the thread below it exits, so
+/// this bounds the threads one loop can gather.
 const MAX_STAND_IN_DEPTH: usize = 8;
 
 thread_local! {
