@@ -13,11 +13,10 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll, Waker};
 
-use io_uring::{opcode, types};
 use mio::event::Source;
 
 use super::poll_evented::PollEvented;
@@ -27,6 +26,8 @@ use crate::context;
 use crate::handle::EventLoopHandle;
 use crate::shared::Shared;
 use crate::sync::lock;
+use crate::sys::op;
+use crate::sys::socket::{self, ECANCELED};
 
 /// A listener's I/O on its loop: readiness, or a multishot accept on the ring.
 pub struct ListenerIo<S: Source + AsRawFd> {
@@ -80,14 +81,10 @@ impl<S: Source + AsRawFd> ListenerIo<S> {
                 let shared = context::with_own_core(shared, |core| core.shared.clone())?;
                 // The acceptor's own descriptor: the accept names it, not the
                 // listener's, whose number may be reused once the listener closes.
-                // SAFETY: F_DUPFD_CLOEXEC on the listener's open descriptor; checked.
-                let dup = unsafe { libc::fcntl(self.evented.get_ref().as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) };
-                if dup < 0 {
-                    return None;
-                }
+                // SAFETY: the listener holds its descriptor open for this call.
+                let listener = unsafe { BorrowedFd::borrow_raw(self.evented.get_ref().as_raw_fd()) };
                 Some(Arc::new(RingAcceptor {
-                    // SAFETY: a new descriptor, owned by nobody else.
-                    keeper: unsafe { OwnedFd::from_raw_fd(dup) },
+                    keeper: socket::duplicate(listener).ok()?,
                     shared,
                     state: Mutex::new(AcceptState::default()),
                 }))
@@ -200,9 +197,7 @@ impl RingAcceptor {
             let armed = context::with_own_core(&self.shared, |core| {
                 let mut ring = core.ring.try_borrow_mut().ok()?;
                 let driver = ring.as_mut()?;
-                let entry = opcode::AcceptMulti::new(types::Fd(self.keeper.as_raw_fd()))
-                    .flags(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
-                    .build();
+                let entry = op::accept_multi(self.keeper.as_raw_fd());
                 // SAFETY: the operation holds this acceptor; the listener cancels it
                 // before closing the descriptor (see the type's docs).
                 unsafe { driver.submit(self.clone(), OpKind::Accept, entry, None) }.ok()
@@ -258,7 +253,7 @@ impl CompletionTarget for RingAcceptor {
             if !state.closed {
                 state.accepted.push_back(fd);
             }
-        } else if -c.result != libc::ECANCELED {
+        } else if -c.result != ECANCELED {
             state.error = Some(-c.result);
         }
         if !c.more() {

@@ -41,18 +41,18 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
-
-use io_uring::{opcode, types};
 
 use super::ring_socket::{OnRing, Waiters, reap_now, wake_all};
 use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind, OpMemory, RingDriver};
 use crate::core::Core;
 use crate::shared::Shared;
 use crate::sync::lock;
+use crate::sys::op;
 use crate::sys::ring::RecvMsgMemory;
+use crate::sys::socket::{self, EAGAIN, ECANCELED, EINTR};
 
 /// The largest datagram a receive takes whole: more than UDP's largest payload
 /// (65,507 bytes over IPv4, 65,527 over IPv6 without jumbograms).
@@ -143,13 +143,8 @@ impl RingDatagram {
     /// readiness).
     pub(crate) fn new(core: &Core, fd: RawFd) -> Option<Arc<RingDatagram>> {
         core.ring.borrow().as_ref()?;
-        // SAFETY: F_DUPFD_CLOEXEC on the socket's open descriptor; the result is checked.
-        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-        if dup < 0 {
-            return None;
-        }
-        // SAFETY: a new descriptor, owned by nobody else.
-        let keeper = unsafe { OwnedFd::from_raw_fd(dup) };
+        // SAFETY: the caller's socket holds `fd` open for this call.
+        let keeper = socket::duplicate(unsafe { BorrowedFd::borrow_raw(fd) }).ok()?;
         Some(Arc::new(RingDatagram {
             keeper,
             shared: core.shared.clone(),
@@ -184,7 +179,7 @@ impl RingDatagram {
         state: &mut State,
         driver: Option<&mut RingDriver>,
         kind: OpKind,
-        entry: io_uring::squeue::Entry,
+        entry: op::Entry,
         mem: Option<OpMemory>,
     ) -> Option<usize> {
         let driver = driver?;
@@ -220,7 +215,7 @@ impl RingDatagram {
         }
         let mut mem = state.spare.take().unwrap_or_else(|| RecvMsgMemory::new(MAX_DATAGRAM));
         let msg = mem.prepare();
-        let entry = opcode::RecvMsg::new(types::Fd(self.fd()), msg).build();
+        let entry = op::recv_msg(self.fd(), msg);
         // SAFETY: the entry names this socket's descriptor and `mem`'s header, which
         // points only into `mem` (`prepare`); `mem` goes with the operation.
         let key = unsafe { self.submit(state, driver, OpKind::RecvMsg, entry, Some(OpMemory::Msg(mem))) };
@@ -244,7 +239,7 @@ impl RingDatagram {
             if state.recv.is_some() || state.read_poll.is_some() || state.held.is_some() || state.stopped() {
                 return;
             }
-            let entry = opcode::PollAdd::new(types::Fd(this.fd()), libc::POLLIN as u32).build();
+            let entry = op::poll_readable(this.fd());
             // SAFETY: a poll names only the descriptor.
             let key = unsafe { this.submit(&mut state, driver, OpKind::Poll, entry, None) };
             let woken = match key {
@@ -393,7 +388,7 @@ impl RingDatagram {
             if state.write_poll.is_some() || state.writable || state.stopped() {
                 return;
             }
-            let entry = opcode::PollAdd::new(types::Fd(this.fd()), libc::POLLOUT as u32).build();
+            let entry = op::poll_writable(this.fd());
             // SAFETY: a poll names only the descriptor.
             let key = unsafe { this.submit(&mut state, driver, OpKind::PollOut, entry, None) };
             let woken = match key {
@@ -489,7 +484,7 @@ impl RingDatagram {
 impl CompletionTarget for RingDatagram {
     fn complete(self: Arc<Self>, kind: OpKind, c: Completion, mem: Option<OpMemory>, cx: &mut CompleteCx<'_>) {
         let mut state = lock(&self.state);
-        let cancelled = c.result == -libc::ECANCELED;
+        let cancelled = c.result == -ECANCELED;
         if cancelled && cx.driver.is_closing() {
             state.loop_gone = true;
         }
@@ -508,7 +503,7 @@ impl CompletionTarget for RingDatagram {
                     },
                     _ if cancelled => state.spare = mem,
                     // Nothing after all: armed again (the kernel normally waits itself).
-                    r if r == -libc::EAGAIN || r == -libc::EINTR => {
+                    r if r == -EAGAIN || r == -EINTR => {
                         state.spare = mem;
                         woken = self.submit_recv(&mut state, Some(cx.driver));
                     }

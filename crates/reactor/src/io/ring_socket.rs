@@ -47,12 +47,10 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
-
-use io_uring::{opcode, types};
 
 use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind, OpMemory, RingDriver};
 use crate::context;
@@ -60,7 +58,9 @@ use crate::coop;
 use crate::core::Core;
 use crate::shared::{Shared, Wake};
 use crate::sync::lock;
-use crate::sys::ring::{BUF_GROUP, BufPool};
+use crate::sys::op;
+use crate::sys::ring::BufPool;
+use crate::sys::socket::{self, ECANCELED, ECONNRESET, ENOBUFS, EPIPE};
 
 /// How many bytes a writer may have accepted and not yet sent: past this, `poll_write`
 /// waits for a send to complete (tokio's back-pressure, from a socket buffer's worth).
@@ -344,13 +344,8 @@ impl RingSocket {
     /// the duplicate (the stream then stays on readiness).
     pub(crate) fn new(core: &Core, fd: RawFd, readable: bool) -> Option<Arc<RingSocket>> {
         let pool = core.ring.borrow().as_ref()?.pool().clone();
-        // SAFETY: F_DUPFD_CLOEXEC on the stream's open descriptor; the result is checked.
-        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-        if dup < 0 {
-            return None;
-        }
-        // SAFETY: a new descriptor, owned by nobody else.
-        let keeper = unsafe { OwnedFd::from_raw_fd(dup) };
+        // SAFETY: the caller's stream holds `fd` open for this call.
+        let keeper = socket::duplicate(unsafe { BorrowedFd::borrow_raw(fd) }).ok()?;
         Some(Arc::new(RingSocket {
             keeper,
             shared: core.shared.clone(),
@@ -366,6 +361,11 @@ impl RingSocket {
     /// The socket's own descriptor's number.
     fn fd(&self) -> RawFd {
         self.keeper.as_raw_fd()
+    }
+
+    /// The socket's own descriptor, for a call on the socket.
+    fn sock(&self) -> BorrowedFd<'_> {
+        self.keeper.as_fd()
     }
 
     /// The loop this socket's operations run on.
@@ -410,13 +410,9 @@ impl RingSocket {
             return state.reader.take();
         };
         let (entry, kind) = if poll_only {
-            let entry = opcode::PollAdd::new(types::Fd(self.fd()), libc::POLLIN as u32).build();
-            (entry, OpKind::Poll)
+            (op::poll_readable(self.fd()), OpKind::Poll)
         } else {
-            (
-                opcode::RecvMulti::new(types::Fd(self.fd()), BUF_GROUP).build(),
-                OpKind::Recv,
-            )
+            (op::recv_multi(self.fd()), OpKind::Recv)
         };
         // SAFETY: the operation holds this socket, which keeps `fd` open until its
         // last completion; the buffer group is the driver's pool, which outlives it.
@@ -460,7 +456,7 @@ impl RingSocket {
                 // there already, as tokio assumes of accepted streams; a loop out of
                 // buffers reads this way), and the receive is armed only if it has
                 // nothing.
-                match recv_now(self.fd(), buf, peek) {
+                match socket::recv_now(self.sock(), buf, peek) {
                     Ok(0) => {
                         state.eof = true;
                         return Poll::Ready(Ok(0));
@@ -685,7 +681,7 @@ impl RingSocket {
             return Poll::Ready(Err(e));
         }
         if state.shutdown_requested {
-            return Poll::Ready(Err(io::Error::from_raw_os_error(libc::EPIPE)));
+            return Poll::Ready(Err(io::Error::from_raw_os_error(EPIPE)));
         }
         if state.loop_gone {
             return Poll::Ready(Err(loop_gone_error()));
@@ -758,13 +754,13 @@ impl RingSocket {
         }
         if state.peer_reset && !state.write_failed {
             state.write_failed = true;
-            if state.read_error == Some(libc::ECONNRESET) && is_tcp(self.fd()) {
+            if state.read_error == Some(ECONNRESET) && socket::is_tcp(self.sock()) {
                 state.read_error = None;
                 state.eof = true;
-                return Some(io::Error::from_raw_os_error(libc::ECONNRESET));
+                return Some(io::Error::from_raw_os_error(ECONNRESET));
             }
         }
-        state.write_failed.then(|| io::Error::from_raw_os_error(libc::EPIPE))
+        state.write_failed.then(|| io::Error::from_raw_os_error(EPIPE))
     }
 
     /// Submits `pending` as the next send (on the loop): with the turn's other
@@ -814,10 +810,7 @@ impl RingSocket {
     ) -> Waiters {
         // The sent prefix goes first, so that the operation's bytes are the whole vector.
         buf.drain(..offset);
-        let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
-        let entry = opcode::Send::new(types::Fd(self.fd()), buf.as_ptr(), len)
-            .flags(libc::MSG_NOSIGNAL)
-            .build();
+        let entry = op::send(self.fd(), &buf);
         // SAFETY: the operation owns `buf` (moving a vector does not move its heap
         // memory, which `entry` points into) and this socket, which keeps `fd` open,
         // until its completion.
@@ -899,7 +892,7 @@ impl RingSocket {
         }
         state.shutdown_done = true;
         drop(state);
-        shutdown_fd(self.fd())
+        socket::shutdown_write(self.sock())
     }
 
     /// `shutdown`: reports a failed send, then shuts the write direction now if
@@ -937,7 +930,8 @@ impl RingSocket {
         self.with_driver(|this, driver| {
             let Some(driver) = driver else { return };
             let mut state = lock(&this.state);
-            let reset = !state.detached && (!state.chunks.is_empty() || (state.sending && linger_is_zero(this.fd())));
+            let reset =
+                !state.detached && (!state.chunks.is_empty() || (state.sending && socket::linger_is_zero(this.sock())));
             if reset && this.abort(&mut state, driver) {
                 return;
             }
@@ -967,7 +961,7 @@ impl RingSocket {
         if state.aborted {
             return true;
         }
-        if !is_tcp(self.fd()) || !set_linger_zero(self.fd()) {
+        if !socket::is_tcp(self.sock()) || !socket::set_linger_zero(self.sock()) {
             return false;
         }
         state.aborted = true;
@@ -1113,74 +1107,6 @@ fn schedule_linger_check(shared: &Arc<Shared>) {
     });
 }
 
-/// One `recv(2)` that does not wait (`MSG_PEEK` for a peek).
-fn recv_now(fd: RawFd, buf: &mut [u8], peek: bool) -> io::Result<usize> {
-    let flags = libc::MSG_DONTWAIT | if peek { libc::MSG_PEEK } else { 0 };
-    // SAFETY: `buf` is writable for its length; `fd` is open (its socket holds it).
-    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) };
-    if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
-    }
-}
-
-/// True for a TCP socket (the ring's other streams are Unix sockets).
-fn is_tcp(fd: RawFd) -> bool {
-    get_sockopt(fd, libc::SO_DOMAIN, 0 as libc::c_int).is_some_and(|d| d == libc::AF_INET || d == libc::AF_INET6)
-}
-
-/// True if the socket's linger is on with a zero timeout (its close resets).
-fn linger_is_zero(fd: RawFd) -> bool {
-    let off = libc::linger {
-        l_onoff: 0,
-        l_linger: 0,
-    };
-    get_sockopt(fd, libc::SO_LINGER, off).is_some_and(|l| l.l_onoff != 0 && l.l_linger == 0)
-}
-
-/// The socket-level option `name` of `fd` (`init` is overwritten), if the kernel gives it.
-fn get_sockopt<T: Copy>(fd: RawFd, name: libc::c_int, init: T) -> Option<T> {
-    let mut value = init;
-    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
-    // SAFETY: `fd` is open (its socket holds it); `value` is writable for `len` bytes,
-    // and `T` is the plain-data type the option's value has.
-    let r = unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, name, (&raw mut value).cast(), &mut len) };
-    (r == 0).then_some(value)
-}
-
-/// Sets the socket's linger on with a zero timeout: its last close resets the
-/// connection. False if the kernel refused.
-fn set_linger_zero(fd: RawFd) -> bool {
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: `fd` is open (its socket holds it); `linger` is readable for its size.
-    unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&raw const linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        ) == 0
-    }
-}
-
-fn shutdown_fd(fd: RawFd) -> io::Result<()> {
-    // SAFETY: `fd` is open (its socket holds it) and `shutdown` touches no memory.
-    if unsafe { libc::shutdown(fd, libc::SHUT_WR) } == 0 {
-        Ok(())
-    } else {
-        match io::Error::last_os_error() {
-            // Already closed by the peer: nothing left to shut.
-            e if e.raw_os_error() == Some(libc::ENOTCONN) => Ok(()),
-            e => Err(e),
-        }
-    }
-}
-
 impl Drop for RingSocket {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
@@ -1223,12 +1149,12 @@ impl CompletionTarget for RingSocket {
                     0 if stopped => state.eof = true,
                     // Cancelled by the loop's shutdown (else by a pause, a release or a
                     // detach, which say what follows).
-                    r if r < 0 && -r == libc::ECANCELED && cx.driver.is_closing() => state.loop_gone = true,
-                    r if r < 0 && -r == libc::ECANCELED => {}
+                    r if r < 0 && -r == ECANCELED && cx.driver.is_closing() => state.loop_gone = true,
+                    r if r < 0 && -r == ECANCELED => {}
                     // Out of buffers: this socket waits by readiness (a one-shot poll)
                     // and its reader reads directly (`recv_now`) until it arms the
                     // receive again.
-                    r if r < 0 && -r == libc::ENOBUFS => {
+                    r if r < 0 && -r == ENOBUFS => {
                         out_of_buffers = true;
                         if !state.reader.is_empty() && !state.detached && !state.released {
                             woken = self.submit_recv(&mut state, Some(cx.driver), true);
@@ -1236,7 +1162,7 @@ impl CompletionTarget for RingSocket {
                     }
                     r if r < 0 => {
                         state.read_error = Some(-r);
-                        state.peer_reset |= -r == libc::ECONNRESET;
+                        state.peer_reset |= -r == ECONNRESET;
                     }
                     _ => {}
                 }
@@ -1272,7 +1198,7 @@ impl CompletionTarget for RingSocket {
             }
             OpKind::Poll => {
                 state.recv = None;
-                if c.result < 0 && -c.result == libc::ECANCELED && cx.driver.is_closing() {
+                if c.result < 0 && -c.result == ECANCELED && cx.driver.is_closing() {
                     state.loop_gone = true;
                 }
                 // Readable (or failed): the reader reads directly and re-arms.
@@ -1293,7 +1219,7 @@ impl CompletionTarget for RingSocket {
                     if let Some(key) = state.lingering.take() {
                         cx.driver.unlinger(key);
                     }
-                    if errno == libc::ECANCELED && cx.driver.is_closing() {
+                    if errno == ECANCELED && cx.driver.is_closing() {
                         state.loop_gone = true;
                     }
                     woken = self.fail_sends(&mut state, Some(errno));
@@ -1315,7 +1241,7 @@ impl CompletionTarget for RingSocket {
                         }
                         if state.shutdown_requested && !state.shutdown_done && !state.aborted {
                             state.shutdown_done = true;
-                            let _ = shutdown_fd(self.fd());
+                            let _ = socket::shutdown_write(self.sock());
                         }
                         woken = state.writer.take();
                     } else {
