@@ -97,3 +97,64 @@ pub(crate) fn shutdown_write(fd: BorrowedFd<'_>) -> io::Result<()> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::os::fd::AsFd;
+    use std::os::unix::net::UnixStream;
+
+    use super::*;
+
+    /// The duplicate is another number for the same socket, closed on exec.
+    #[test]
+    #[cfg_attr(miri, ignore = "miri has no sockets")]
+    fn a_duplicate_is_the_same_socket_under_a_close_on_exec_number() {
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let dup = duplicate(a.as_fd()).unwrap();
+        assert_ne!(dup.as_raw_fd(), a.as_raw_fd());
+        // SAFETY: `dup` is open; F_GETFD touches no memory.
+        let flags = unsafe { libc::fcntl(dup.as_raw_fd(), libc::F_GETFD) };
+        assert!(flags >= 0 && flags & libc::FD_CLOEXEC != 0, "flags {flags}");
+        drop(a);
+        let mut through_dup = UnixStream::from(dup);
+        through_dup.write_all(b"x").unwrap();
+        let mut got = [0u8; 1];
+        b.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"x");
+    }
+
+    /// A read that does not wait: `WouldBlock` on nothing, a peek leaves the bytes, a
+    /// read takes them, and the end of the stream reads 0.
+    #[test]
+    #[cfg_attr(miri, ignore = "miri has no sockets")]
+    fn recv_now_never_waits_and_a_peek_leaves_the_bytes() {
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let mut buf = [0u8; 8];
+        let e = recv_now(a.as_fd(), &mut buf, false).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+        b.write_all(b"ping").unwrap();
+        assert_eq!(recv_now(a.as_fd(), &mut buf, true).unwrap(), 4);
+        assert_eq!(recv_now(a.as_fd(), &mut buf, false).unwrap(), 4);
+        assert_eq!(&buf[..4], b"ping");
+        shutdown_write(b.as_fd()).unwrap();
+        assert_eq!(recv_now(a.as_fd(), &mut buf, false).unwrap(), 0);
+        drop(b);
+        // Shutting a socket whose peer is gone has nothing to report.
+        shutdown_write(a.as_fd()).unwrap();
+    }
+
+    /// Only a TCP socket counts as TCP, and a zero linger is read back once set.
+    #[test]
+    #[cfg_attr(miri, ignore = "miri has no sockets")]
+    fn tcp_and_a_zero_linger_are_told_apart() {
+        let (unix, _peer) = UnixStream::pair().unwrap();
+        assert!(!is_tcp(unix.as_fd()));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let tcp = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        assert!(is_tcp(tcp.as_fd()));
+        assert!(!linger_is_zero(tcp.as_fd()));
+        assert!(set_linger_zero(tcp.as_fd()));
+        assert!(linger_is_zero(tcp.as_fd()));
+    }
+}
