@@ -37,8 +37,7 @@ use std::time::{Duration, Instant};
 
 use slab::Slab;
 
-pub(crate) use crate::sys::op::Entry;
-use crate::sys::op::{self, CANCEL, EPOLL_POLL};
+use crate::sys::op::{self, CANCEL, EPOLL_POLL, Entry};
 pub(crate) use crate::sys::ring::Completion;
 use crate::sys::ring::{BufPool, RecvMsgMemory, Ring};
 

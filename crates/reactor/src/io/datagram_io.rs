@@ -27,7 +27,8 @@ use mio::net::UdpSocket;
 
 use super::poll_evented::PollEvented;
 use super::ready::{Direction, Ready};
-use super::ring::{self, FirstUse, RingDatagram};
+use super::ring::datagram::RingDatagram;
+use super::ring::first_use::{self, FirstUse};
 use crate::coop;
 
 /// A UDP socket's I/O on its loop: readiness or completion, chosen at first use.
@@ -81,7 +82,7 @@ impl DatagramIo {
     #[inline]
     fn ring(&self) -> Option<&Arc<RingDatagram>> {
         self.ring
-            .on_ring(|| ring::choose(&self.evented, |core| RingDatagram::new(core, self.evented.get_ref())))
+            .on_ring(|| first_use::choose(&self.evented, |core| RingDatagram::new(core, self.evented.get_ref())))
     }
 
     /// True while the socket's receives go through its loop's ring.

@@ -17,7 +17,8 @@ use mio::event::Source;
 
 use super::poll_evented::PollEvented;
 use super::ready::Direction;
-use super::ring::{FirstUse, RingAcceptor};
+use super::ring::acceptor::RingAcceptor;
+use super::ring::first_use::FirstUse;
 use crate::handle::EventLoopHandle;
 
 /// A listener's I/O on its loop: readiness, or a multishot accept on the ring.

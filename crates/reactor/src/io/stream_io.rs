@@ -29,7 +29,8 @@ use mio::event::Source;
 
 use super::poll_evented::PollEvented;
 use super::ready::{Direction, Ready};
-use super::ring::{self, FirstUse, RingSocket};
+use super::ring::first_use::{self, FirstUse};
+use super::ring::stream::socket::RingSocket;
 use crate::handle::EventLoopHandle;
 
 /// A byte stream's I/O on its loop: readiness or completion, chosen at first use.
@@ -105,7 +106,7 @@ where
     fn ring(&self) -> Option<&Arc<RingSocket>> {
         self.ring.on_ring(|| {
             let readable = self.evented.deferred_assumed().is_readable();
-            ring::choose(&self.evented, |core| {
+            first_use::choose(&self.evented, |core| {
                 RingSocket::new(core, self.evented.get_ref(), readable)
             })
         })

@@ -27,12 +27,13 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use super::fd::RingFd;
-use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind, OpMemory};
+use crate::completion::{CompleteCx, CompletionTarget, OpKind, OpMemory};
 use crate::context;
 use crate::io::shared_waiters;
 use crate::shared::Shared;
 use crate::sync::lock;
 use crate::sys::op;
+use crate::sys::ring::Completion;
 use crate::sys::socket::ECANCELED;
 
 /// Connections a multishot accept may take ahead of the application's `accept` calls:

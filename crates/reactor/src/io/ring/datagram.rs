@@ -49,13 +49,13 @@ use std::task::{Context, Poll};
 use super::fd::RingFd;
 use super::seam::{OnRing, RingState};
 use super::waiters::{Waiters, wake_displaced};
-use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind, OpMemory, RingDriver};
+use crate::completion::{CompleteCx, CompletionTarget, OpKind, OpMemory, RingDriver};
 use crate::core::Core;
-use crate::io::Direction;
+use crate::io::ready::{Direction, Ready};
 use crate::shared::Shared;
 use crate::sync::lock;
 use crate::sys::op;
-use crate::sys::ring::RecvMsgMemory;
+use crate::sys::ring::{Completion, RecvMsgMemory};
 use crate::sys::socket::{EAGAIN, ECANCELED, EINTR};
 
 /// The largest datagram a receive takes whole: more than UDP's largest payload
@@ -377,14 +377,14 @@ impl RingDatagram {
     // ---- leaving -------------------------------------------------------------------
 
     /// The readiness a socket leaving the ring starts from on readiness.
-    pub(crate) fn readiness(&self) -> crate::io::Ready {
+    pub(crate) fn readiness(&self) -> Ready {
         let state = lock(&self.state);
-        let mut ready = crate::io::Ready::EMPTY;
+        let mut ready = Ready::EMPTY;
         if state.held.is_some() || state.readable {
-            ready |= crate::io::Ready::READABLE;
+            ready |= Ready::READABLE;
         }
         if state.writable {
-            ready |= crate::io::Ready::WRITABLE;
+            ready |= Ready::WRITABLE;
         }
         ready
     }

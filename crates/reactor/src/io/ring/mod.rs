@@ -17,15 +17,10 @@
 //!   completion.rs (the op table and dispatch), sys/op.rs, sys/socket.rs, sys/ring.rs
 //! ```
 
-mod acceptor;
+pub(crate) mod acceptor;
 pub(crate) mod datagram;
 mod fd;
-mod first_use;
+pub(crate) mod first_use;
 mod seam;
-mod stream;
+pub(crate) mod stream;
 mod waiters;
-
-pub(crate) use acceptor::RingAcceptor;
-pub(crate) use datagram::RingDatagram;
-pub(crate) use first_use::{FirstUse, choose};
-pub(crate) use stream::RingSocket;

@@ -20,11 +20,12 @@ use std::task::Waker;
 use std::time::Duration;
 
 use super::waiters::{Waiters, wake_all};
-use crate::completion::{CompletionTarget, Entry, OpKind, OpMemory, RingDriver};
+use crate::completion::{CompletionTarget, OpKind, OpMemory, RingDriver};
 use crate::context;
 use crate::queue_item::QueueItem;
 use crate::shared::{Shared, Wake};
 use crate::sync::lock;
+use crate::sys::op::Entry;
 
 /// A ring socket's state, as the seam sees it.
 pub(crate) trait RingState {

@@ -23,7 +23,5 @@ mod leave;
 mod receive;
 mod release;
 mod send;
-mod socket;
+pub(crate) mod socket;
 mod state;
-
-pub(crate) use socket::RingSocket;

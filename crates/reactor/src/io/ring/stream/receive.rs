@@ -37,10 +37,11 @@ use super::super::seam::OnRing;
 use super::super::waiters::{Waiters, wake_displaced};
 use super::socket::{RingSocket, loop_gone_error};
 use super::state::{Chunk, State};
-use crate::completion::{Completion, OpKind, RingDriver};
+use crate::completion::{OpKind, RingDriver};
 use crate::coop;
 use crate::sync::lock;
 use crate::sys::op;
+use crate::sys::ring::Completion;
 use crate::sys::socket::{self, ECANCELED, ECONNRESET, ENOBUFS};
 
 /// Received chunks a socket may hold unread before its receive is paused.

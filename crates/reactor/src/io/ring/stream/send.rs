@@ -31,9 +31,10 @@ use super::super::seam::OnRing;
 use super::super::waiters::{Waiters, wake_all, wake_displaced};
 use super::socket::{RingSocket, loop_gone_error};
 use super::state::{Shutdown, State};
-use crate::completion::{Completion, OpKind, OpMemory, RingDriver};
+use crate::completion::{OpKind, OpMemory, RingDriver};
 use crate::sync::lock;
 use crate::sys::op;
+use crate::sys::ring::Completion;
 use crate::sys::socket::{self, ECANCELED, ECONNRESET, EPIPE};
 
 /// How many bytes a writer may have accepted and not yet sent: past this, `poll_write`

@@ -10,12 +10,12 @@ use std::sync::{Arc, Mutex};
 use super::super::fd::RingFd;
 use super::super::seam::OnRing;
 use super::state::State;
-use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind, OpMemory, RingDriver};
+use crate::completion::{CompleteCx, CompletionTarget, OpKind, OpMemory, RingDriver};
 use crate::core::Core;
-use crate::io::Ready;
+use crate::io::ready::Ready;
 use crate::shared::Shared;
 use crate::sync::lock;
-use crate::sys::ring::BufPool;
+use crate::sys::ring::{BufPool, Completion};
 
 /// A socket on its loop's ring. Owned jointly by its stream and its operations.
 pub(crate) struct RingSocket {
