@@ -37,13 +37,9 @@ use std::time::{Duration, Instant};
 
 use slab::Slab;
 
+use crate::sys::op::{self, CANCEL, EPOLL_POLL, Entry};
 pub(crate) use crate::sys::ring::Completion;
 use crate::sys::ring::{BufPool, RecvMsgMemory, Ring};
-
-/// `user_data` of the loop's own poll of its epoll instance.
-pub(crate) const EPOLL_POLL: u64 = u64::MAX;
-/// `user_data` of cancel requests, whose completions say nothing anyone waits for.
-pub(crate) const CANCEL: u64 = u64::MAX - 1;
 
 /// How long a loop's shutdown lets sends finish what their streams accepted.
 const SEND_GRACE_AT_SHUTDOWN: Duration = Duration::from_millis(500);
@@ -209,7 +205,7 @@ impl RingDriver {
         &mut self,
         target: Arc<dyn CompletionTarget>,
         kind: OpKind,
-        entry: io_uring::squeue::Entry,
+        entry: Entry,
         mem: Option<OpMemory>,
     ) -> io::Result<usize> {
         if self.closing && !(kind == OpKind::Send && self.sends_may_finish) {
@@ -279,7 +275,7 @@ impl RingDriver {
         if !self.ops.contains(key) {
             return;
         }
-        let entry = io_uring::opcode::AsyncCancel::new(key as u64).build().user_data(CANCEL);
+        let entry = op::cancel(key as u64);
         // SAFETY: a cancel names no memory.
         if let Err(e) = unsafe { self.ring.push(&entry) } {
             tracing::warn!(target: "netloop::reactor", error = %e, "could not queue an io_uring cancel");

@@ -19,34 +19,30 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 use std::task::{Context, Poll, ready};
 
 use mio::net::UdpSocket;
 
 use super::poll_evented::PollEvented;
 use super::ready::{Direction, Ready};
-use super::ring_datagram::RingDatagram;
-use crate::context;
+use super::ring::datagram::RingDatagram;
+use super::ring::first_use::{self, FirstUse};
 use crate::coop;
 
 /// A UDP socket's I/O on its loop: readiness or completion, chosen at first use.
 pub struct DatagramIo {
     evented: PollEvented<UdpSocket>,
-    /// `Some` once the socket went on its loop's ring; `None` once it is on readiness.
-    ring: OnceLock<Option<Arc<RingDatagram>>>,
-    /// Set when a ring socket was asked for readiness and left the ring.
-    left_ring: AtomicBool,
+    /// On the loop's ring or on readiness, chosen at first use; left for good.
+    ring: FirstUse<RingDatagram>,
 }
 
 impl std::fmt::Debug for DatagramIo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DatagramIo")
             .field("evented", &self.evented)
-            .field("on_ring", &self.ring.get().is_some_and(Option::is_some))
+            .field("on_ring", &self.ring.chosen().is_some())
             .finish()
     }
 }
@@ -57,8 +53,7 @@ impl From<PollEvented<UdpSocket>> for DatagramIo {
     fn from(evented: PollEvented<UdpSocket>) -> Self {
         DatagramIo {
             evented,
-            ring: OnceLock::from(None),
-            left_ring: AtomicBool::new(false),
+            ring: FirstUse::readiness(),
         }
     }
 }
@@ -79,31 +74,15 @@ impl DatagramIo {
         Ok(DatagramIo {
             evented: PollEvented::new_deferred(source, mio::Interest::READABLE | mio::Interest::WRITABLE, handle)
                 .assuming_ready(Ready::WRITABLE),
-            ring: OnceLock::new(),
-            left_ring: AtomicBool::new(false),
+            ring: FirstUse::undecided(),
         })
     }
 
     /// The ring socket while the socket is on the ring; decides at the first call.
     #[inline]
     fn ring(&self) -> Option<&Arc<RingDatagram>> {
-        let ring = self.ring.get_or_init(|| self.choose_ring()).as_ref()?;
-        if self.left_ring.load(Acquire) { None } else { Some(ring) }
-    }
-
-    fn choose_ring(&self) -> Option<Arc<RingDatagram>> {
-        if self.evented.is_registered() {
-            return None;
-        }
-        let fallback = self.evented.deferred_fallback()?;
-        if !fallback.shared.on_ring.load(Relaxed) {
-            return None;
-        }
-        let fd = self.evented.get_ref().as_raw_fd();
-        context::with_core(|core| {
-            let core = core.filter(|c| c.shared.on_ring.load(Relaxed))?;
-            RingDatagram::new(core, fd)
-        })
+        self.ring
+            .on_ring(|| first_use::choose(&self.evented, |core| RingDatagram::new(core, self.evented.get_ref())))
     }
 
     /// True while the socket's receives go through its loop's ring.
@@ -121,7 +100,7 @@ impl DatagramIo {
     pub fn evented(&self) -> &PollEvented<UdpSocket> {
         if let Some(ring) = self.ring() {
             self.evented.set_deferred_assumed(ring.readiness());
-            self.left_ring.store(true, Release);
+            self.ring.leave();
             ring.stop(false);
         }
         &self.evented
@@ -129,8 +108,7 @@ impl DatagramIo {
 
     /// The ring socket of a socket that left the ring.
     fn left(&self) -> Option<&Arc<RingDatagram>> {
-        let ring = self.ring.get()?.as_ref()?;
-        self.left_ring.load(Acquire).then_some(ring)
+        self.ring.left()
     }
 
     /// Polls for readiness in `direction`; `shared`: every task waiting so is woken
@@ -258,7 +236,7 @@ impl DatagramIo {
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again; each field is read once.
         let (evented, ring) = unsafe { (std::ptr::read(&this.evented), std::ptr::read(&this.ring)) };
-        if let Some(Some(ring)) = ring.into_inner() {
+        if let Some(ring) = ring.into_inner() {
             ring.stop(true);
         }
         evented.into_inner()
@@ -277,7 +255,7 @@ fn recv_direct(socket: &UdpSocket, buf: &mut [u8], peek: bool) -> io::Result<(us
 impl Drop for DatagramIo {
     fn drop(&mut self) {
         // The ring socket has a descriptor of its own: the socket's closes as usual.
-        if let Some(Some(ring)) = self.ring.take() {
+        if let Some(ring) = self.ring.take() {
             ring.stop(true);
         }
     }

@@ -30,8 +30,7 @@ mod poll_evented;
 pub(crate) mod readiness;
 pub(crate) mod ready;
 pub(crate) mod registration_set;
-pub(crate) mod ring_datagram;
-pub(crate) mod ring_socket;
+mod ring;
 mod shared_waiters;
 mod stream_io;
 

@@ -22,33 +22,29 @@
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, IntoRawFd};
-use std::sync::atomic::AtomicBool;
-use std::sync::atomic::Ordering::{Acquire, Release};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use mio::event::Source;
 
 use super::poll_evented::PollEvented;
 use super::ready::{Direction, Ready};
-use super::ring_socket::RingSocket;
-use crate::context;
+use super::ring::first_use::{self, FirstUse};
+use super::ring::stream::socket::RingSocket;
 use crate::handle::EventLoopHandle;
 
 /// A byte stream's I/O on its loop: readiness or completion, chosen at first use.
 pub struct StreamIo<S: Source + AsRawFd + IntoRawFd> {
     evented: PollEvented<S>,
-    /// `Some` once the stream went on its loop's ring; `None` once it is on readiness.
-    ring: OnceLock<Option<Arc<RingSocket>>>,
-    /// Set when a ring stream was asked for readiness and left the ring.
-    left_ring: AtomicBool,
+    /// On the loop's ring or on readiness, chosen at first use; left for good.
+    ring: FirstUse<RingSocket>,
 }
 
 impl<S: Source + AsRawFd + IntoRawFd + std::fmt::Debug> std::fmt::Debug for StreamIo<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StreamIo")
             .field("evented", &self.evented)
-            .field("on_ring", &self.ring.get().is_some_and(Option::is_some))
+            .field("on_ring", &self.ring.chosen().is_some())
             .finish()
     }
 }
@@ -63,8 +59,7 @@ where
     pub fn readiness(evented: PollEvented<S>) -> Self {
         StreamIo {
             evented,
-            ring: OnceLock::from(None),
-            left_ring: AtomicBool::new(false),
+            ring: FirstUse::readiness(),
         }
     }
 
@@ -87,9 +82,7 @@ where
         let Some(handle) = self.evented.registered_loop() else {
             return Ok(self);
         };
-        if self.ring.get().is_some_and(Option::is_some)
-            || !handle.shared.on_ring.load(std::sync::atomic::Ordering::Relaxed)
-        {
+        if self.ring.chosen().is_some() || !handle.shared.on_ring.load(std::sync::atomic::Ordering::Relaxed) {
             return Ok(self);
         }
         // Nobody else holds the stream yet (its connect owned it), so no waiter is
@@ -104,31 +97,18 @@ where
         StreamIo {
             evented: PollEvented::new_deferred(source, mio::Interest::READABLE | mio::Interest::WRITABLE, fallback)
                 .assuming_ready(assumed),
-            ring: OnceLock::new(),
-            left_ring: AtomicBool::new(false),
+            ring: FirstUse::undecided(),
         }
     }
 
     /// The ring socket while the stream is on the ring; decides at the first call.
     #[inline]
     fn ring(&self) -> Option<&Arc<RingSocket>> {
-        let ring = self.ring.get_or_init(|| self.choose_ring()).as_ref()?;
-        if self.left_ring.load(Acquire) { None } else { Some(ring) }
-    }
-
-    fn choose_ring(&self) -> Option<Arc<RingSocket>> {
-        if self.evented.is_registered() {
-            return None;
-        }
-        let fallback = self.evented.deferred_fallback()?;
-        if !fallback.shared.on_ring.load(std::sync::atomic::Ordering::Relaxed) {
-            return None;
-        }
-        let fd = self.evented.get_ref().as_raw_fd();
-        let readable = self.evented.deferred_assumed().is_readable();
-        context::with_core(|core| {
-            let core = core.filter(|c| c.shared.on_ring.load(std::sync::atomic::Ordering::Relaxed))?;
-            RingSocket::new(core, fd, readable)
+        self.ring.on_ring(|| {
+            let readable = self.evented.deferred_assumed().is_readable();
+            first_use::choose(&self.evented, |core| {
+                RingSocket::new(core, self.evented.get_ref(), readable)
+            })
         })
     }
 
@@ -150,7 +130,7 @@ where
             // from an accepted stream's first guess), taken before the detach takes in
             // completions the user has not seen.
             self.evented.set_deferred_assumed(ring.readiness());
-            self.left_ring.store(true, Release);
+            self.ring.leave();
             ring.detach();
         }
         &self.evented
@@ -158,8 +138,7 @@ where
 
     /// The ring socket of a stream that left the ring.
     fn left(&self) -> Option<&Arc<RingSocket>> {
-        let ring = self.ring.get()?.as_ref()?;
-        self.left_ring.load(Acquire).then_some(ring)
+        self.ring.left()
     }
 
     /// A read (or `peek`) of a stream that left the ring, while the ring's leftovers
@@ -273,7 +252,7 @@ where
     /// ring's receive took from the socket and no read has reported yet (the kernel
     /// hands a socket's error to one call only).
     pub fn take_error(&self, op: impl FnOnce(&S) -> io::Result<Option<io::Error>>) -> io::Result<Option<io::Error>> {
-        if let Some(ring) = self.ring.get().and_then(Option::as_ref)
+        if let Some(ring) = self.ring.chosen()
             && let Some(e) = ring.take_read_error()
         {
             return Ok(Some(e));
@@ -438,11 +417,11 @@ where
 
     /// The loop the stream's I/O runs on, if it has been chosen.
     pub fn registered_loop(&self) -> Option<EventLoopHandle> {
-        match self.ring.get() {
-            Some(Some(ring)) => Some(EventLoopHandle {
+        match self.ring.chosen() {
+            Some(ring) => Some(EventLoopHandle {
                 shared: ring.shared().clone(),
             }),
-            _ => self.evented.registered_loop(),
+            None => self.evented.registered_loop(),
         }
     }
 
@@ -453,7 +432,7 @@ where
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again; each field is read once.
         let (evented, ring) = unsafe { (std::ptr::read(&this.evented), std::ptr::read(&this.ring)) };
-        if let Some(Some(ring)) = ring.into_inner() {
+        if let Some(ring) = ring.into_inner() {
             ring.detach();
             ring.release();
         }
@@ -475,7 +454,7 @@ where
 impl<S: Source + AsRawFd + IntoRawFd> Drop for StreamIo<S> {
     fn drop(&mut self) {
         // The ring socket has a descriptor of its own: the stream's closes as usual.
-        if let Some(Some(ring)) = self.ring.take() {
+        if let Some(ring) = self.ring.take() {
             ring.release();
         }
     }

@@ -1,8 +1,12 @@
 //! The OS boundary: mio's `Poll`, its `Events` buffer, the eventfd `Waker`, the
-//! io_uring ring ([`ring`]), and the clock busy time is read on. Nothing else in the
-//! crate calls into mio's polling, io_uring, libc or CPU instructions directly.
+//! io_uring ring ([`ring`]) and the entries it is given ([`op`]), the socket calls the
+//! ring's sockets make themselves ([`socket`]), and the clock busy time is read on.
+//! Nothing else in the crate calls into mio's polling, io_uring, libc or CPU
+//! instructions directly.
 
+pub(crate) mod op;
 pub(crate) mod ring;
+pub(crate) mod socket;
 
 use std::io;
 use std::time::Duration;
@@ -81,10 +85,7 @@ impl Selector {
     ) -> io::Result<()> {
         use std::os::fd::AsRawFd;
         if !self.epoll_polled {
-            let entry = io_uring::opcode::PollAdd::new(io_uring::types::Fd(self.poll.as_raw_fd()), libc::POLLIN as u32)
-                .multi(true)
-                .build()
-                .user_data(crate::completion::EPOLL_POLL);
+            let entry = op::poll_readable_multi(self.poll.as_raw_fd()).user_data(op::EPOLL_POLL);
             // SAFETY: the epoll instance lives as long as this selector, and the
             // selector's owner drops the ring first (`Core`'s field order).
             unsafe { ring.push(&entry)? };
@@ -120,7 +121,7 @@ impl Selector {
         let mut i = 0;
         out.retain(|c| {
             i += 1;
-            if i <= first || c.user_data != crate::completion::EPOLL_POLL {
+            if i <= first || c.user_data != op::EPOLL_POLL {
                 return true;
             }
             pending = true;

@@ -29,30 +29,34 @@
 //! operations are cancelled; their memory stays in the table until their completions.
 //!
 //! Invariants:
-//! - The socket owns its own descriptor (`keeper`, a duplicate of the socket's): every
-//!   operation names that number, which stays open until the last operation naming it
-//!   completed (each holds the socket's `Arc`).
+//! - The socket owns its own descriptor (`keeper`, a [`RingFd`]): every operation names
+//!   that number, which stays open until the last operation naming it completed (each
+//!   holds the socket's `Arc`).
 //! - At most one `recvmsg`, one read poll and one write poll are in flight; a
 //!   `recvmsg` is submitted only while no datagram is held, so datagrams are taken in
 //!   the order the kernel queued them (a `recvfrom(2)` runs only while no `recvmsg` is
 //!   armed, so it cannot overtake one).
-//! - Once `detached` (the socket left the ring) or `released` (dropped), nothing new is
-//!   submitted; a detached socket's held datagram is still the next receive's.
+//! - Once the socket left the ring or was dropped ([`Lifecycle`]), or its loop is gone,
+//!   nothing new is submitted; a socket that left keeps its held datagram for the next
+//!   receive.
 
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
-use io_uring::{opcode, types};
-
-use super::ring_socket::{OnRing, Waiters, reap_now, wake_all};
-use crate::completion::{CompleteCx, Completion, CompletionTarget, OpKind, OpMemory, RingDriver};
+use super::fd::RingFd;
+use super::seam::{OnRing, RingState};
+use super::waiters::{Waiters, wake_displaced};
+use crate::completion::{CompleteCx, CompletionTarget, OpKind, OpMemory, RingDriver};
 use crate::core::Core;
+use crate::io::ready::{Direction, Ready};
 use crate::shared::Shared;
 use crate::sync::lock;
-use crate::sys::ring::RecvMsgMemory;
+use crate::sys::op;
+use crate::sys::ring::{Completion, RecvMsgMemory};
+use crate::sys::socket::{EAGAIN, ECANCELED, EINTR};
 
 /// The largest datagram a receive takes whole: more than UDP's largest payload
 /// (65,507 bytes over IPv4, 65,527 over IPv6 without jumbograms).
@@ -65,8 +69,25 @@ enum Held {
     Error(i32),
 }
 
+/// Where the socket stands between its `DatagramIo` and the ring.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Lifecycle {
+    /// Its receives and send waits go through the ring.
+    #[default]
+    OnRing,
+    /// It left the ring (readiness asked for): nothing new is submitted; a held
+    /// datagram is still the next receive's.
+    Left,
+    /// It is gone (dropped, or `into_std`): nothing new is submitted and nothing
+    /// received is held.
+    Released,
+}
+
 #[derive(Debug, Default)]
-struct State {
+pub(crate) struct State {
+    lifecycle: Lifecycle,
+    /// The loop shut down: every operation fails from now on.
+    loop_gone: bool,
     held: Option<Held>,
     /// The `recvmsg` in flight: its op key.
     recv: Option<usize>,
@@ -88,17 +109,22 @@ struct State {
     /// The write poll in flight: its op key.
     write_poll: Option<usize>,
     writer: Waiters,
-    /// The loop shut down: every operation fails from now on.
-    loop_gone: bool,
-    /// The socket left the ring: nothing new is submitted.
-    detached: bool,
-    /// The socket is gone.
-    released: bool,
+}
+
+impl RingState for State {
+    fn lose_loop(&mut self) -> [Waiters; 2] {
+        self.loop_gone = true;
+        [self.reader.take(), self.writer.take()]
+    }
 }
 
 impl State {
     fn stopped(&self) -> bool {
-        self.loop_gone || self.detached || self.released
+        self.loop_gone || self.lifecycle != Lifecycle::OnRing
+    }
+
+    fn released(&self) -> bool {
+        self.lifecycle == Lifecycle::Released
     }
 
     fn in_flight(&self) -> impl Iterator<Item = usize> {
@@ -110,7 +136,7 @@ impl State {
 /// operations.
 pub(crate) struct RingDatagram {
     /// The socket's own descriptor (a duplicate), closed with the last holder.
-    keeper: OwnedFd,
+    keeper: RingFd,
     shared: Arc<Shared>,
     state: Mutex<State>,
 }
@@ -128,28 +154,24 @@ fn loop_gone_error() -> io::Error {
 }
 
 impl OnRing for RingDatagram {
+    type State = State;
+
     fn loop_shared(&self) -> &Arc<Shared> {
         &self.shared
     }
 
-    fn on_loop_gone(&self) {
-        self.loop_gone();
+    fn state(&self) -> &Mutex<State> {
+        &self.state
     }
 }
 
 impl RingDatagram {
-    /// A socket of `core`'s loop over a duplicate of `fd`; `None` if the loop has no
-    /// ring or no descriptor is left for the duplicate (the socket then stays on
-    /// readiness).
-    pub(crate) fn new(core: &Core, fd: RawFd) -> Option<Arc<RingDatagram>> {
+    /// A socket of `core`'s loop over a duplicate of `socket`'s descriptor; `None` if
+    /// the loop has no ring or no descriptor is left for the duplicate (the socket then
+    /// stays on readiness).
+    pub(crate) fn new(core: &Core, socket: &impl AsRawFd) -> Option<Arc<RingDatagram>> {
         core.ring.borrow().as_ref()?;
-        // SAFETY: F_DUPFD_CLOEXEC on the socket's open descriptor; the result is checked.
-        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-        if dup < 0 {
-            return None;
-        }
-        // SAFETY: a new descriptor, owned by nobody else.
-        let keeper = unsafe { OwnedFd::from_raw_fd(dup) };
+        let keeper = RingFd::duplicate(socket)?;
         Some(Arc::new(RingDatagram {
             keeper,
             shared: core.shared.clone(),
@@ -161,55 +183,14 @@ impl RingDatagram {
     }
 
     fn fd(&self) -> RawFd {
-        self.keeper.as_raw_fd()
-    }
-
-    /// The loop is gone: every waiter hears it.
-    fn loop_gone(&self) {
-        let mut state = lock(&self.state);
-        state.loop_gone = true;
-        let wakers = [state.reader.take(), state.writer.take()];
-        drop(state);
-        wake_all(wakers);
-    }
-
-    /// Submits `entry` (of `kind`, owning `mem`) and returns its key, or marks the loop
-    /// gone and returns `None`.
-    ///
-    /// # Safety
-    ///
-    /// `entry` names only this socket's descriptor and `mem`'s heap memory.
-    unsafe fn submit(
-        self: &Arc<Self>,
-        state: &mut State,
-        driver: Option<&mut RingDriver>,
-        kind: OpKind,
-        entry: io_uring::squeue::Entry,
-        mem: Option<OpMemory>,
-    ) -> Option<usize> {
-        let driver = driver?;
-        // SAFETY: the operation holds this socket, which keeps its descriptor open
-        // until the operation's completion; `mem` goes with the operation (the caller
-        // promises the entry names nothing else).
-        match unsafe { driver.submit(self.clone(), kind, entry, mem) } {
-            Ok(key) => Some(key),
-            Err(_) => {
-                state.loop_gone = true;
-                None
-            }
-        }
+        self.keeper.raw()
     }
 
     // ---- receiving -----------------------------------------------------------------
 
     /// Arms the `recvmsg` unless one is armed, a datagram is held or the socket stopped.
     fn arm_recv(self: &Arc<Self>) {
-        self.with_driver(|this, driver| {
-            let mut state = lock(&this.state);
-            let woken = this.submit_recv(&mut state, driver);
-            drop(state);
-            wake_all([woken]);
-        });
+        self.with_driver_locked(|this, state, driver| this.submit_recv(state, driver));
     }
 
     /// Submits the `recvmsg` if it may be; returns the receivers to wake if the loop is
@@ -220,45 +201,57 @@ impl RingDatagram {
         }
         let mut mem = state.spare.take().unwrap_or_else(|| RecvMsgMemory::new(MAX_DATAGRAM));
         let msg = mem.prepare();
-        let entry = opcode::RecvMsg::new(types::Fd(self.fd()), msg).build();
+        let entry = op::recv_msg(self.fd(), msg);
         // SAFETY: the entry names this socket's descriptor and `mem`'s header, which
         // points only into `mem` (`prepare`); `mem` goes with the operation.
-        let key = unsafe { self.submit(state, driver, OpKind::RecvMsg, entry, Some(OpMemory::Msg(mem))) };
+        let key = unsafe {
+            self.submit(
+                driver,
+                &mut state.loop_gone,
+                OpKind::RecvMsg,
+                entry,
+                Some(OpMemory::Msg(mem)),
+            )
+        };
         match key {
             Some(key) => {
                 state.recv = Some(key);
                 state.readable = false;
                 Waiters::default()
             }
-            None => {
-                state.loop_gone = true;
-                state.reader.take()
-            }
+            None => state.reader.take(),
         }
     }
 
-    /// Arms the read poll unless a receive or a poll is armed.
-    fn arm_read_poll(self: &Arc<Self>) {
-        self.with_driver(|this, driver| {
-            let mut state = lock(&this.state);
-            if state.recv.is_some() || state.read_poll.is_some() || state.held.is_some() || state.stopped() {
-                return;
+    /// Arms the poll of `direction` unless it is armed, or (reading) a receive is armed
+    /// or a datagram held, or (writing) the socket is writable, or the socket stopped.
+    fn arm_poll(self: &Arc<Self>, direction: Direction) {
+        self.with_driver_locked(move |this, state, driver| {
+            let wanted = match direction {
+                Direction::Read => state.recv.is_none() && state.read_poll.is_none() && state.held.is_none(),
+                Direction::Write => state.write_poll.is_none() && !state.writable,
+            };
+            if !wanted || state.stopped() {
+                return Waiters::default();
             }
-            let entry = opcode::PollAdd::new(types::Fd(this.fd()), libc::POLLIN as u32).build();
+            let (kind, entry) = match direction {
+                Direction::Read => (OpKind::Poll, op::poll_readable(this.fd())),
+                Direction::Write => (OpKind::PollOut, op::poll_writable(this.fd())),
+            };
             // SAFETY: a poll names only the descriptor.
-            let key = unsafe { this.submit(&mut state, driver, OpKind::Poll, entry, None) };
-            let woken = match key {
-                Some(key) => {
+            let key = unsafe { this.submit(driver, &mut state.loop_gone, kind, entry, None) };
+            match (direction, key) {
+                (Direction::Read, Some(key)) => {
                     state.read_poll = Some(key);
                     Waiters::default()
                 }
-                None => {
-                    state.loop_gone = true;
-                    state.reader.take()
+                (Direction::Write, Some(key)) => {
+                    state.write_poll = Some(key);
+                    Waiters::default()
                 }
-            };
-            drop(state);
-            wake_all([woken]);
+                (Direction::Read, None) => state.reader.take(),
+                (Direction::Write, None) => state.writer.take(),
+            }
         });
     }
 
@@ -296,13 +289,10 @@ impl RingDatagram {
             }
         }
         state.readable = false;
-        let displaced = match waiter {
-            Some((cx, shared)) => state.reader.wait(cx, shared),
-            None => Vec::new(),
-        };
+        let displaced = state.reader.wait_if(waiter);
         let arm = state.recv.is_none() && !state.stopped();
         drop(state);
-        displaced.into_iter().for_each(Waker::wake);
+        wake_displaced(displaced);
         if arm {
             self.arm_recv();
         }
@@ -344,9 +334,9 @@ impl RingDatagram {
         let displaced = state.reader.wait(cx, shared);
         let arm = state.recv.is_none() && state.read_poll.is_none() && !state.stopped();
         drop(state);
-        displaced.into_iter().for_each(Waker::wake);
+        wake_displaced(displaced);
         if arm {
-            self.arm_read_poll();
+            self.arm_poll(Direction::Read);
         }
         Poll::Pending
     }
@@ -363,15 +353,12 @@ impl RingDatagram {
         if state.writable {
             return Poll::Ready(Ok(()));
         }
-        let displaced = match waiter {
-            Some((cx, shared)) => state.writer.wait(cx, shared),
-            None => Vec::new(),
-        };
+        let displaced = state.writer.wait_if(waiter);
         let arm = state.write_poll.is_none() && !state.stopped();
         drop(state);
-        displaced.into_iter().for_each(Waker::wake);
+        wake_displaced(displaced);
         if arm {
-            self.arm_write_poll();
+            self.arm_poll(Direction::Write);
         }
         Poll::Pending
     }
@@ -383,45 +370,21 @@ impl RingDatagram {
         let arm = state.write_poll.is_none() && !state.stopped();
         drop(state);
         if arm {
-            self.arm_write_poll();
+            self.arm_poll(Direction::Write);
         }
-    }
-
-    fn arm_write_poll(self: &Arc<Self>) {
-        self.with_driver(|this, driver| {
-            let mut state = lock(&this.state);
-            if state.write_poll.is_some() || state.writable || state.stopped() {
-                return;
-            }
-            let entry = opcode::PollAdd::new(types::Fd(this.fd()), libc::POLLOUT as u32).build();
-            // SAFETY: a poll names only the descriptor.
-            let key = unsafe { this.submit(&mut state, driver, OpKind::PollOut, entry, None) };
-            let woken = match key {
-                Some(key) => {
-                    state.write_poll = Some(key);
-                    Waiters::default()
-                }
-                None => {
-                    state.loop_gone = true;
-                    state.writer.take()
-                }
-            };
-            drop(state);
-            wake_all([woken]);
-        });
     }
 
     // ---- leaving -------------------------------------------------------------------
 
     /// The readiness a socket leaving the ring starts from on readiness.
-    pub(crate) fn readiness(&self) -> crate::io::Ready {
+    pub(crate) fn readiness(&self) -> Ready {
         let state = lock(&self.state);
-        let mut ready = crate::io::Ready::EMPTY;
+        let mut ready = Ready::EMPTY;
         if state.held.is_some() || state.readable {
-            ready |= crate::io::Ready::READABLE;
+            ready |= Ready::READABLE;
         }
         if state.writable {
-            ready |= crate::io::Ready::WRITABLE;
+            ready |= Ready::WRITABLE;
         }
         ready
     }
@@ -435,24 +398,13 @@ impl RingDatagram {
     pub(crate) fn stop(self: &Arc<Self>, release: bool) {
         {
             let mut state = lock(&self.state);
-            state.detached = true;
-            state.released |= release;
-        }
-        let done = reap_now(&self.shared, |driver| {
-            let keys: Vec<usize> = lock(&self.state).in_flight().collect();
-            for key in keys {
-                let _ = driver.ring.cancel_now(key as u64);
+            if release {
+                state.lifecycle = Lifecycle::Released;
+            } else if state.lifecycle == Lifecycle::OnRing {
+                state.lifecycle = Lifecycle::Left;
             }
-        });
-        if !done {
-            self.with_driver(|this, driver| {
-                let Some(driver) = driver else { return };
-                let keys: Vec<usize> = lock(&this.state).in_flight().collect();
-                for key in keys {
-                    driver.cancel(key);
-                }
-            });
         }
+        self.cancel_in_flight(|this| lock(&this.state).in_flight().collect());
     }
 
     /// After leaving the ring: the held datagram (or error) into `buf`, or `Pending`
@@ -469,12 +421,9 @@ impl RingDatagram {
             return Some(Poll::Ready(result));
         }
         state.recv?;
-        let displaced = match waiter {
-            Some((cx, shared)) => state.reader.wait(cx, shared),
-            None => Vec::new(),
-        };
+        let displaced = state.reader.wait_if(waiter);
         drop(state);
-        displaced.into_iter().for_each(Waker::wake);
+        wake_displaced(displaced);
         Some(Poll::Pending)
     }
 
@@ -486,56 +435,74 @@ impl RingDatagram {
     }
 }
 
+impl RingDatagram {
+    /// The `recvmsg`'s completion: its datagram (or error) held for the next receive,
+    /// its memory kept for the next `recvmsg`; armed again if it found nothing after
+    /// all. Returns the receivers to wake.
+    fn received(
+        self: &Arc<Self>,
+        state: &mut State,
+        c: Completion,
+        mem: Option<OpMemory>,
+        driver: &mut RingDriver,
+    ) -> Waiters {
+        state.recv = None;
+        state.heard_from_ring = true;
+        let mem = mem.and_then(OpMemory::into_msg);
+        let mut woken = Waiters::default();
+        match c.result {
+            len if len >= 0 => match mem {
+                Some(mem) if !state.released() => {
+                    state.held = Some(Held::Datagram { mem, len: len as usize });
+                }
+                _ => {}
+            },
+            r if r == -ECANCELED => state.spare = mem,
+            // Nothing after all: armed again (the kernel normally waits itself).
+            r if r == -EAGAIN || r == -EINTR => {
+                state.spare = mem;
+                woken = self.submit_recv(state, Some(driver));
+            }
+            r => {
+                state.spare = mem;
+                if !state.released() {
+                    state.held = Some(Held::Error(-r));
+                }
+            }
+        }
+        woken.and(state.reader.take())
+    }
+
+    /// The read poll's completion: readable. Returns the receivers to wake.
+    fn read_polled(state: &mut State) -> Waiters {
+        state.read_poll = None;
+        state.readable = true;
+        state.heard_from_ring = true;
+        state.reader.take()
+    }
+
+    /// The write poll's completion: writable. Returns the senders to wake.
+    fn write_polled(state: &mut State) -> Waiters {
+        state.write_poll = None;
+        state.writable = true;
+        state.writer.take()
+    }
+}
+
 impl CompletionTarget for RingDatagram {
     fn complete(self: Arc<Self>, kind: OpKind, c: Completion, mem: Option<OpMemory>, cx: &mut CompleteCx<'_>) {
         let mut state = lock(&self.state);
-        let cancelled = c.result == -libc::ECANCELED;
-        if cancelled && cx.driver.is_closing() {
+        if c.result == -ECANCELED && cx.driver.is_closing() {
             state.loop_gone = true;
         }
-        let mut woken = Waiters::default();
-        match kind {
-            OpKind::RecvMsg => {
-                state.recv = None;
-                state.heard_from_ring = true;
-                let mem = mem.and_then(OpMemory::into_msg);
-                match c.result {
-                    len if len >= 0 => match mem {
-                        Some(mem) if !state.released => {
-                            state.held = Some(Held::Datagram { mem, len: len as usize });
-                        }
-                        _ => {}
-                    },
-                    _ if cancelled => state.spare = mem,
-                    // Nothing after all: armed again (the kernel normally waits itself).
-                    r if r == -libc::EAGAIN || r == -libc::EINTR => {
-                        state.spare = mem;
-                        woken = self.submit_recv(&mut state, Some(cx.driver));
-                    }
-                    r => {
-                        state.spare = mem;
-                        if !state.released {
-                            state.held = Some(Held::Error(-r));
-                        }
-                    }
-                }
-                woken = woken.and(state.reader.take());
-            }
-            OpKind::Poll => {
-                state.read_poll = None;
-                state.readable = true;
-                state.heard_from_ring = true;
-                woken = state.reader.take();
-            }
-            OpKind::PollOut => {
-                state.write_poll = None;
-                state.writable = true;
-                woken = state.writer.take();
-            }
+        let mut woken = match kind {
+            OpKind::RecvMsg => self.received(&mut state, c, mem, cx.driver),
+            OpKind::Poll => Self::read_polled(&mut state),
+            OpKind::PollOut => Self::write_polled(&mut state),
             OpKind::Recv | OpKind::Send | OpKind::Accept => {
                 unreachable!("a datagram socket submits only recvmsg and polls")
             }
-        }
+        };
         if state.loop_gone {
             woken = woken.and(state.reader.take()).and(state.writer.take());
         }
