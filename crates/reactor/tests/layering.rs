@@ -26,7 +26,6 @@ type ModPath = Vec<String>;
 /// A module: its code without comments, strings, inline test modules and its own
 /// inline child modules (each of those is a module of its own), and the module whose
 /// file holds it (itself, unless it is an inline module).
-#[derive(Default)]
 struct Module {
     code: String,
     file: ModPath,
