@@ -344,9 +344,12 @@ fn join(prefix: &str, path: &str) -> String {
     }
 }
 
-/// Every `use` declaration of `code`: (full path, name it is known by), and the code
-/// with those declarations blanked out.
-fn uses(code: &str) -> (Vec<(String, String)>, String) {
+/// A `use` declaration's paths: (full path, name it is known by, whether the
+/// declaration is `pub`, the crate's API; `pub(crate)` and `pub(super)` are not).
+type Uses = Vec<(String, String, bool)>;
+
+/// Every `use` declaration of `code`, and the code with those declarations blanked out.
+fn uses(code: &str) -> (Uses, String) {
     let mut out = Vec::new();
     let mut rest = code.to_string();
     let mut from = 0;
@@ -355,12 +358,16 @@ fn uses(code: &str) -> (Vec<(String, String)>, String) {
         let before = &rest[..at];
         let boundary = before.chars().last().is_none_or(|c| !is_ident(c));
         let line_start = before.rfind(['\n', ';', '{', '}']).map_or(0, |i| i + 1);
-        let prefix = before[line_start..].trim();
+        // The visibility, after the attributes on the same line.
+        let prefix = before[line_start..].rsplit(']').next().unwrap().trim();
         let Some(end) = rest[at..].find(';').map(|e| at + e) else {
             break;
         };
-        if boundary && (prefix.is_empty() || prefix.starts_with("pub") || prefix.starts_with('#')) {
-            expand_use(&rest[at + 4..end], "", &mut out);
+        if boundary && (prefix.is_empty() || prefix.starts_with("pub")) {
+            let public = prefix == "pub";
+            let mut paths = Vec::new();
+            expand_use(&rest[at + 4..end], "", &mut paths);
+            out.extend(paths.into_iter().map(|(path, alias)| (path, alias, public)));
             rest.replace_range(at..end, &" ".repeat(end - at));
         }
         from = end + 1;
@@ -455,6 +462,33 @@ fn named_module(
     Some((base, None))
 }
 
+/// What a bare path's first segment may name in module `name`, given its `uses`: the
+/// modules of the crate it imported (`use crate::a;`, by the name imported), and the
+/// names a code path may start with (those, and its child modules).
+fn scope(
+    name: &ModPath,
+    uses: &Uses,
+    modules: &BTreeMap<ModPath, Module>,
+) -> (BTreeMap<String, ModPath>, BTreeSet<String>) {
+    let imported: BTreeMap<String, ModPath> = uses
+        .iter()
+        .filter_map(
+            |(path, alias, _)| match named_module(path, name, modules, &BTreeMap::new()) {
+                Some((target, None)) => Some((alias.clone(), target)),
+                _ => None,
+            },
+        )
+        .collect();
+    let mut locals: BTreeSet<String> = imported.keys().cloned().collect();
+    locals.extend(
+        modules
+            .keys()
+            .filter(|k| k.len() == name.len() + 1 && k.starts_with(name))
+            .map(|k| k.last().unwrap().clone()),
+    );
+    (imported, locals)
+}
+
 /// Each file's edges (a file by the module it holds): the files its modules name,
 /// other than itself. A module's `use` of an item of its own descendant that the
 /// module's code never mentions is a re-export, the tree's shape rather than a
@@ -464,25 +498,9 @@ fn edges(modules: &BTreeMap<ModPath, Module>) -> BTreeMap<ModPath, BTreeSet<ModP
     let file_of = |m: &ModPath| modules[m].file.clone();
     for (name, module) in modules {
         let (uses, code) = uses(&module.code);
-        // The names this module imported that are modules of the crate (`use crate::a;`).
-        let imported: BTreeMap<String, ModPath> = uses
-            .iter()
-            .filter_map(
-                |(path, alias)| match named_module(path, name, modules, &BTreeMap::new()) {
-                    Some((target, None)) => Some((alias.clone(), target)),
-                    _ => None,
-                },
-            )
-            .collect();
-        let mut locals: BTreeSet<String> = imported.keys().cloned().collect();
-        locals.extend(
-            modules
-                .keys()
-                .filter(|k| k.len() == name.len() + 1 && k.starts_with(name))
-                .map(|k| k.last().unwrap().clone()),
-        );
+        let (imported, locals) = scope(name, &uses, modules);
         let targets = edges.entry(module.file.clone()).or_default();
-        for (path, alias) in &uses {
+        for (path, alias, _) in &uses {
             if let Some((target, _)) = named_module(path, name, modules, &BTreeMap::new())
                 && file_of(&target) != module.file
                 && (!target.starts_with(&module.file) || mentions(&code, alias))
@@ -514,29 +532,17 @@ fn indirect_imports(modules: &BTreeMap<ModPath, Module>) -> Vec<String> {
     };
     let reexports: BTreeMap<&ModPath, BTreeMap<String, String>> = modules
         .iter()
-        .map(|(name, module)| (name, uses(&module.code).0.into_iter().map(|(p, a)| (a, p)).collect()))
+        .map(|(name, module)| (name, uses(&module.code).0.into_iter().map(|(p, a, _)| (a, p)).collect()))
         .collect();
     let mut out = BTreeSet::new();
     for (name, module) in modules {
         let (uses, code) = uses(&module.code);
-        let private = private_uses(&module.code);
-        let imported: BTreeMap<String, ModPath> = uses
+        let (imported, locals) = scope(name, &uses, modules);
+        let private = uses
             .iter()
-            .filter_map(
-                |(path, alias)| match named_module(path, name, modules, &BTreeMap::new()) {
-                    Some((target, None)) => Some((alias.clone(), target)),
-                    _ => None,
-                },
-            )
-            .collect();
-        let mut locals: BTreeSet<String> = imported.keys().cloned().collect();
-        locals.extend(
-            modules
-                .keys()
-                .filter(|k| k.len() == name.len() + 1 && k.starts_with(name))
-                .map(|k| k.last().unwrap().clone()),
-        );
-        for path in private.into_iter().chain(code_paths(&code, &locals)) {
+            .filter(|(_, _, public)| !public)
+            .map(|(path, _, _)| path.clone());
+        for path in private.chain(code_paths(&code, &locals)) {
             let Some((target, Some(item))) = named_module(&path, name, modules, &imported) else {
                 continue;
             };
@@ -557,31 +563,6 @@ fn indirect_imports(modules: &BTreeMap<ModPath, Module>) -> Vec<String> {
         }
     }
     out.into_iter().collect()
-}
-
-/// The paths of the `use` declarations of `code` that are not `pub` (`pub(crate)` and
-/// `pub(super)` included: those re-export inside the crate).
-fn private_uses(code: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(at) = code[from..].find("use ") {
-        let at = from + at;
-        let before = &code[..at];
-        let boundary = before.chars().last().is_none_or(|c| !is_ident(c));
-        let line_start = before.rfind(['\n', ';', '{', '}']).map_or(0, |i| i + 1);
-        let prefix = before[line_start..].trim();
-        let prefix = prefix.rsplit(']').next().unwrap().trim();
-        let Some(end) = code[at..].find(';').map(|e| at + e) else {
-            break;
-        };
-        if boundary && (prefix.is_empty() || prefix.starts_with("pub(")) {
-            let mut paths = Vec::new();
-            expand_use(&code[at + 4..end], "", &mut paths);
-            out.extend(paths.into_iter().map(|(p, _)| p));
-        }
-        from = end + 1;
-    }
-    out
 }
 
 /// The import cycles among the modules of a crate, each as one line of the modules
