@@ -14,9 +14,9 @@ use netloop_reactor::task::{Runnable, Schedule, TaskList, spawn_unchecked};
 
 use crate::group::ThreadConfig;
 use crate::sync::{lock, unpoison};
-use crate::task::Id;
-use crate::task::JoinHandle;
 use crate::task::harness::{Origin, identify};
+use crate::task::id::Id;
+use crate::task::join::JoinHandle;
 
 /// A turn of a blocking task: its only one.
 type PoolRunnable = Runnable<BlockingPool>;

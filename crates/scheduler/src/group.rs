@@ -175,8 +175,9 @@ impl EventLoopGroup {
         for (index, slot) in slots.iter().enumerate() {
             slot.handle.set_group_index(index);
         }
-        // A busy loop hands tasks it has not started to an idle peer (issue 35), unless
-        // `NETLOOP_SHARE_UNSTARTED=0` keeps every spawn on its loop, as before.
+        // Peers: a busy loop may hand a task it has not started to an idle loop of the
+        // group (`docs/affinity.md`); without peers (`NETLOOP_SHARE_UNSTARTED=0`) every
+        // spawn stays on the loop it was given.
         if share_unstarted() {
             let handles: Vec<EventLoopHandle> = slots.iter().map(|s| s.handle.clone()).collect();
             EventLoopHandle::join_peers(&handles);

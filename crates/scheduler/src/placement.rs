@@ -34,7 +34,7 @@ use netloop_reactor::EventLoopHandle;
 
 use crate::context::{self, NO_RUNTIME, no_runtime};
 use crate::group::EventLoopGroup;
-use crate::task::try_id;
+use crate::task::id::try_id;
 
 /// No accept is waiting for a spawn on this thread.
 const NONE: u64 = 0;

@@ -11,32 +11,8 @@ use std::time::Duration;
 
 use crate::blocking::BlockingPool;
 use crate::group::EventLoopGroup;
-use crate::runtime::Id;
-
-/// Which kind of runtime this is (tokio's `RuntimeFlavor`).
-///
-/// Library code can ask, for instance to avoid
-/// [`block_in_place`](crate::task::block_in_place), which panics on a current-thread
-/// runtime:
-///
-/// ```
-/// use netloop_scheduler::runtime::{Builder, Handle, RuntimeFlavor};
-///
-/// let rt = Builder::new_current_thread().build()?;
-/// rt.block_on(async {
-///     let flavor = Handle::current().runtime_flavor();
-///     assert_eq!(flavor, RuntimeFlavor::CurrentThread);
-/// });
-/// # Ok::<(), std::io::Error>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RuntimeFlavor {
-    /// One loop, driven by the thread inside `block_on`.
-    CurrentThread,
-    /// A group of loops, one thread each.
-    MultiThread,
-}
+use crate::runtime::flavor::RuntimeFlavor;
+use crate::runtime::id::Id;
 
 /// What a runtime is made of, shared by its handles. Set once by the builder; only
 /// the driver slot and `local_owner` change after.

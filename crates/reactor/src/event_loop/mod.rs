@@ -4,6 +4,7 @@
 //! thread's stand-in, for `block_in_place` (`stand_in.rs`).
 
 mod handover;
+mod hog;
 mod run_tasks;
 mod select;
 mod shutdown;
@@ -75,8 +76,8 @@ struct Driver {
     /// Run around each blocking select (tokio's thread park hooks).
     on_park: Option<ParkHook>,
     on_unpark: Option<ParkHook>,
-    /// The hog check, if on (see `run_tasks::HogWatch`).
-    hog: Option<run_tasks::HogWatch>,
+    /// The hog check, if on (see `hog::HogWatch`).
+    hog: Option<hog::HogWatch>,
     /// The `sys::busy_ticks` reading at the end of the last turn (or the start of the
     /// pass): the start of the next turn, for the hog check.
     last_turn_end: u64,
@@ -144,7 +145,7 @@ impl EventLoop {
                 took_from_inbox: false,
                 on_park: b.on_park.clone(),
                 on_unpark: b.on_unpark.clone(),
-                hog: b.hog_threshold.map(run_tasks::HogWatch::new),
+                hog: b.hog_threshold.map(hog::HogWatch::new),
                 last_turn_end: 0,
             },
         })

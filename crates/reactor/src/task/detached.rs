@@ -4,7 +4,10 @@
 
 use std::future::pending;
 
-use super::{Runnable, Schedule, Task, TaskList, spawn_unchecked};
+use super::join::Task;
+use super::list::TaskList;
+use super::runnable::{Runnable, Schedule};
+use super::spawn_unchecked;
 
 /// An executor with no thread: its tasks are only ever dropped unrun.
 #[derive(Clone, Copy)]

@@ -12,9 +12,7 @@ use std::cell::Cell;
 use std::ptr::NonNull;
 
 use super::header::{Header, header};
-use super::runnable::queue_local;
 use super::state;
-use super::{Runnable, Schedule};
 
 /// The owner's list of its waiting tasks, doubly linked through their headers; owner
 /// thread only. An executor keeps one in its local half (see
@@ -44,7 +42,7 @@ impl TaskList {
         self.len.get()
     }
 
-    /// True if every listed task is `Send` (see [`Runnable::is_send`]): no task here
+    /// True if every listed task is `Send` (see [`Runnable::is_send`](super::Runnable::is_send)): no task here
     /// is bound to the owner's thread.
     ///
     /// # Safety
@@ -102,54 +100,17 @@ impl TaskList {
         self.len.set(self.len.get() - 1);
     }
 
-    /// Closes every listed task, one at a time, until the list is empty: each leaves
-    /// the list, and one that is idle has its future dropped here. A queued one is
-    /// closed by its runnable (the caller cancels those with [`Runnable::cancel`]), one
-    /// being polled at the end of its poll (its executor then cancels the runnable it
-    /// is given).
-    ///
-    /// Unlike a wake, this does not go through [`Schedule::with_current`], so it does
-    /// not depend on what the current thread reports as its executor while the closing
-    /// futures' destructors run.
+    /// Takes the task at the front out of the list, its `LISTED` bit cleared; `None`
+    /// once the list is empty.
     ///
     /// # Safety
-    /// On the owner's thread, with `local` the owner's local half, whose list this is.
-    pub unsafe fn cancel_all<S: Schedule>(&self, local: &S::Local) {
-        while let Some(ptr) = self.head.get() {
-            // SAFETY: the task is in this list.
-            unsafe { self.remove(ptr) };
-            // SAFETY: a listed task is alive until its future is dropped.
-            let h = unsafe { header(ptr) };
-            state::set_unlisted(h);
-            if state::wake_local(h) {
-                // SAFETY: `wake_local` just set QUEUED for this runnable; `local` is the
-                // owner's.
-                unsafe { Runnable::<S>::from_scheduled(ptr).cancel(local) };
-            }
-        }
-    }
-
-    /// Queues a turn of every listed task, one at a time, until the list is empty:
-    /// each leaves the list, and one that is idle gets a local runnable, given to
-    /// [`Schedule::schedule_local`] with `local` named. Runs no destructor: the
-    /// executor then drops what it queued (which closes each task), outside any wake,
-    /// and keeps doing so while those destructors wake or queue more.
-    ///
-    /// Like [`cancel_all`](Self::cancel_all), this does not go through the wake path,
-    /// so it does not depend on what the current thread reports as its executor.
-    ///
-    /// # Safety
-    /// On the owner's thread, with `local` the owner's local half, whose list this is,
-    /// and nothing polled meanwhile.
-    pub unsafe fn queue_all<S: Schedule>(&self, local: &S::Local) {
-        while let Some(ptr) = self.head.get() {
-            // SAFETY: the task is in this list.
-            unsafe { self.remove(ptr) };
-            // SAFETY: a listed task is alive until its future is dropped.
-            state::set_unlisted(unsafe { header(ptr) });
-            // SAFETY: the list's reference keeps the task alive for the call; `local`
-            // is its owner's.
-            unsafe { queue_local::<S>(local, ptr) };
-        }
+    /// On the owner's thread.
+    pub(super) unsafe fn pop(&self) -> Option<NonNull<Header>> {
+        let ptr = self.head.get()?;
+        // SAFETY: the task is in this list.
+        unsafe { self.remove(ptr) };
+        // SAFETY: a listed task is alive until its future is dropped.
+        state::set_unlisted(unsafe { header(ptr) });
+        Some(ptr)
     }
 }

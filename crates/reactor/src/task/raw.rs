@@ -14,8 +14,8 @@ use std::ptr::NonNull;
 use std::task::{Context, Poll};
 use std::thread;
 
-use super::Schedule;
 use super::header::{self, Header, Prefix, Vtable};
+use super::runnable::Schedule;
 use super::state::{INITIAL, INITIAL_LOCAL};
 use crate::block_cache::{SizeClass, free_block};
 use crate::sync::AtomicUsize;

@@ -1,6 +1,8 @@
-//! A task's turn to run (what sits in the run queue and the inbox), and the two ways a
-//! wake makes one: on the owner's thread with plain loads and stores, from any other
-//! thread as a remote runnable.
+//! A task's turn to run (what sits in the run queue and the inbox), what a task needs
+//! of the executor that runs its turns (`Schedule`), and the two ways a wake makes a
+//! turn: on the owner's thread with plain loads and stores, from any other thread as a
+//! remote runnable. `Schedule` and `Runnable` name each other, so they share this file;
+//! the task list's closing walks, which make turns, are here for the same reason.
 
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
@@ -8,10 +10,103 @@ use std::ptr::NonNull;
 use std::sync::atomic::Ordering::Relaxed;
 use std::task::{Context, Waker};
 
-use super::Schedule;
 use super::header::{Header, header, is_scheduled_by, replace_scheduler, scheduler};
+use super::list::TaskList;
 use super::state::{self, AfterPoll, CLOSED, COMPLETE, ref_dec, ref_dec_setting, wake_join_waker};
 use super::waker::{from_waker_data, is_task_waker, raw_waker};
+use crate::block_cache::{BlockCache, LocalBlocks};
+
+/// What a task needs of the executor it belongs to: the event loop (its one
+/// implementation in this crate), or another executor that keeps the same rule, one
+/// owner thread per task.
+///
+/// The scheduler value (one `Arc` for the executor, say) is stored in every task's
+/// block; the local half ([`Schedule::Local`]) exists only on the owner's thread. A
+/// task's future is polled (by [`Runnable::run`]) and dropped only on its owner's
+/// thread; wakes from that thread go to [`schedule_local`](Self::schedule_local) with
+/// plain loads and stores, and wakes from any other thread to
+/// [`schedule_remote`](Self::schedule_remote), as runnables of their own.
+///
+/// # Safety
+/// The task layer trusts the owner check for the soundness of its unsynchronised state:
+/// - [`with_current`](Self::with_current) passes a local half only on the thread that
+///   owns it, and [`is_local`](Self::is_local) is true only for the local half of this
+///   scheduler's own owner thread, so that every runnable run with a given local half
+///   runs on one thread at a time;
+/// - a local runnable (from [`spawn_unchecked`](super::spawn_unchecked) or given to
+///   [`schedule_local`](Self::schedule_local)) is run or dropped on the owner's thread
+///   (the first hand-off from the spawning thread excepted, as `spawn_unchecked`
+///   says); a runnable given to [`schedule_remote`](Self::schedule_remote) may be run
+///   on the owner's thread or dropped anywhere.
+pub unsafe trait Schedule: Clone + Send + Sync + Sized + 'static {
+    /// The owner thread's half of the executor.
+    type Local;
+
+    /// Whether tasks spawned from another thread are padded to a cache-line pair of
+    /// their own and take their blocks from [`remote_blocks`](Self::remote_blocks):
+    /// worth it where such tasks, spawned back to back, then run at the same time on
+    /// different threads (see `raw::TaskCell`).
+    const PAD_REMOTE_SPAWNS: bool = false;
+
+    /// Calls `f` with the local half of the executor the current thread drives, if any.
+    fn with_current<R>(f: impl FnOnce(Option<&Self::Local>) -> R) -> R;
+
+    /// True if `local` is this executor's local half: the owner check.
+    fn is_local(&self, local: &Self::Local) -> bool;
+
+    /// Calls `f` with the local half if the current thread is this executor's owner.
+    ///
+    /// `self` stays borrowed while `f` runs: a caller whose `f` may free the task
+    /// holding `self` uses [`with_current`](Self::with_current) and
+    /// [`is_local`](Self::is_local) instead.
+    fn with_local<R>(&self, f: impl FnOnce(&Self::Local) -> R) -> Option<R> {
+        Self::with_current(|local| local.filter(|local| self.is_local(local)).map(f))
+    }
+
+    /// Queues a turn of a task on its owner's thread (at the back of the run queue).
+    ///
+    /// Called inside `wake()`, whose caller may hold a lock that the task's destructor
+    /// takes (h2 wakes its connection task with its streams' lock held), so this never
+    /// drops the runnable, even once the executor has stopped: a stopped executor's
+    /// sweep closes what is queued, outside every wake, as tokio's does.
+    fn schedule_local(local: &Self::Local, runnable: Runnable<Self>);
+
+    /// Queues a turn of a task that deferred its own wake while being polled, to run
+    /// after the executor's next I/O poll. Never dropped here, as for
+    /// [`schedule_local`](Self::schedule_local). An executor that does not defer (the
+    /// default) queues it at once.
+    fn defer_local(local: &Self::Local, runnable: Runnable<Self>) {
+        Self::schedule_local(local, runnable);
+    }
+
+    /// Sends a turn of a task from another thread. Dropping the runnable here is
+    /// allowed only where it holds nothing but a reference (its executor has closed
+    /// every task), for the same reason as [`schedule_local`](Self::schedule_local).
+    fn schedule_remote(&self, runnable: Runnable<Self>);
+
+    /// Blocks for tasks spawned from other threads; `None` takes them from the
+    /// allocator.
+    fn remote_blocks(&self) -> Option<&BlockCache> {
+        None
+    }
+
+    /// Blocks for tasks spawned on the owner's thread; `None` takes them from the
+    /// allocator.
+    fn local_blocks(local: &Self::Local) -> Option<&LocalBlocks> {
+        let _ = local;
+        None
+    }
+
+    /// The owner's list of waiting tasks: the executor queues them all
+    /// ([`TaskList::queue_all`]) when it stops, to drop their futures on its thread.
+    fn task_list(local: &Self::Local) -> &TaskList;
+
+    /// A task's future panicked, on the owner's thread; `payload` is what the task's
+    /// handle will report.
+    fn task_panicked(&self, payload: &(dyn std::any::Any + Send)) {
+        let _ = payload;
+    }
+}
 
 /// One turn of a task.
 ///
@@ -459,4 +554,54 @@ pub(crate) fn wake_in_place<S: Schedule>(local: &S::Local, waker: &Waker) -> boo
     // `local`, which exists only on the owner's thread.
     unsafe { queue_local::<S>(local, ptr) };
     true
+}
+
+// The list's walks that make turns: here, beside `Runnable`, so that the list itself
+// names no turn.
+impl TaskList {
+    /// Closes every listed task, one at a time, until the list is empty: each leaves
+    /// the list, and one that is idle has its future dropped here. A queued one is
+    /// closed by its runnable (the caller cancels those with [`Runnable::cancel`]), one
+    /// being polled at the end of its poll (its executor then cancels the runnable it
+    /// is given).
+    ///
+    /// Unlike a wake, this does not go through [`Schedule::with_current`], so it does
+    /// not depend on what the current thread reports as its executor while the closing
+    /// futures' destructors run.
+    ///
+    /// # Safety
+    /// On the owner's thread, with `local` the owner's local half, whose list this is.
+    pub unsafe fn cancel_all<S: Schedule>(&self, local: &S::Local) {
+        // SAFETY: on the owner's thread, as the caller promises.
+        while let Some(ptr) = unsafe { self.pop() } {
+            // SAFETY: a task taken out of the list is alive until its future is dropped.
+            let h = unsafe { header(ptr) };
+            if state::wake_local(h) {
+                // SAFETY: `wake_local` just set QUEUED for this runnable; `local` is the
+                // owner's.
+                unsafe { Runnable::<S>::from_scheduled(ptr).cancel(local) };
+            }
+        }
+    }
+
+    /// Queues a turn of every listed task, one at a time, until the list is empty:
+    /// each leaves the list, and one that is idle gets a local runnable, given to
+    /// [`Schedule::schedule_local`] with `local` named. Runs no destructor: the
+    /// executor then drops what it queued (which closes each task), outside any wake,
+    /// and keeps doing so while those destructors wake or queue more.
+    ///
+    /// Like [`cancel_all`](Self::cancel_all), this does not go through the wake path,
+    /// so it does not depend on what the current thread reports as its executor.
+    ///
+    /// # Safety
+    /// On the owner's thread, with `local` the owner's local half, whose list this is,
+    /// and nothing polled meanwhile.
+    pub unsafe fn queue_all<S: Schedule>(&self, local: &S::Local) {
+        // SAFETY: on the owner's thread, as the caller promises.
+        while let Some(ptr) = unsafe { self.pop() } {
+            // SAFETY: the owner's reference keeps the task alive for the call; `local`
+            // is its owner's.
+            unsafe { queue_local::<S>(local, ptr) };
+        }
+    }
 }

@@ -18,7 +18,8 @@ use netloop_reactor::{DriveError, EventLoopHandle};
 use super::handle::Handle;
 use crate::context;
 use crate::group::EventLoopGroup;
-use crate::shared::{RuntimeFlavor, Shared};
+use crate::runtime::flavor::RuntimeFlavor;
+use crate::shared::Shared;
 use crate::sync::{lock, try_lock};
 use crate::time::parked::ParkedTimers;
 

@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use netloop_reactor::EventLoopBuilder;
 
-use super::Runtime;
 use super::id::Id;
+use super::runtime::Runtime;
 use crate::blocking::BlockingPool;
 use crate::context;
 use crate::group::{EventLoopGroup, ThreadConfig, next_group_number};
-use crate::shared::{RuntimeFlavor, Shared};
+use crate::runtime::flavor::RuntimeFlavor;
+use crate::shared::Shared;
 
 type Callback = Arc<dyn Fn() + Send + Sync>;
 
@@ -529,6 +530,15 @@ impl Builder {
         if self.eager_start && lazy {
             rt.handle().inner.group.start_all();
         }
+    }
+}
+
+// Here rather than beside `Runtime`: the runtime is below its builder, so the builder's
+// shortcut is added from above.
+impl Runtime {
+    /// A multi-thread runtime with one loop per core (or `NETLOOP_WORKER_THREADS`).
+    pub fn new() -> io::Result<Runtime> {
+        Builder::new_multi_thread().enable_all().build()
     }
 }
 

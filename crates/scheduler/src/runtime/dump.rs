@@ -30,7 +30,7 @@ use std::task::{Context, Poll, Waker};
 pub use netloop_reactor::trace::{Root, TraceMeta, trace_with};
 
 use crate::sync::lock;
-use crate::task::Id;
+use crate::task::id::Id;
 
 /// A snapshot of a runtime's tasks (tokio's `runtime::Dump`), from
 /// [`Handle::dump`](super::Handle::dump).

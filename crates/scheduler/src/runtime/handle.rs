@@ -14,8 +14,9 @@ use super::id::Id;
 use crate::context::{self, TryCurrentError};
 use crate::group::EventLoopGroup;
 use crate::placement::spawn_loop_of;
-use crate::shared::{RuntimeFlavor, Shared};
-use crate::task::JoinHandle;
+use crate::runtime::flavor::RuntimeFlavor;
+use crate::shared::Shared;
+use crate::task::join::JoinHandle;
 
 /// A handle to a runtime: spawn onto it, enter it, block on it (tokio's `Handle`).
 ///

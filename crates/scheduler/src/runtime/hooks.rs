@@ -11,7 +11,7 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
-use crate::task::Id;
+use crate::task::id::Id;
 
 /// What a task hook is told about the task (tokio's unstable `runtime::TaskMeta`): its
 /// id and where it was spawned.

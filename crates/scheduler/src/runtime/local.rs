@@ -9,13 +9,13 @@ use std::io;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use super::Runtime;
 use super::builder::{Builder, invalid_input};
 use super::handle::{EnterGuard, Handle};
 use super::metrics::RuntimeMetrics;
-use crate::shared::RuntimeFlavor;
-use crate::task::JoinHandle;
-use crate::task::LocalSet;
+use super::runtime::Runtime;
+use crate::runtime::flavor::RuntimeFlavor;
+use crate::task::join::JoinHandle;
+use crate::task::local::LocalSet;
 
 /// Options for [`Builder::build_local`](super::Builder::build_local); none yet, as
 /// in tokio.

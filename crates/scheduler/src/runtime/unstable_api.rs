@@ -11,7 +11,7 @@ use super::histogram::{HistogramConfiguration, HistogramScale};
 use super::hooks::TaskMeta;
 use super::rng::RngSeed;
 use super::unstable::UnhandledPanic;
-use crate::shared::RuntimeFlavor;
+use crate::runtime::flavor::RuntimeFlavor;
 
 impl Builder {
     /// Runs `f` each time a task is spawned onto the runtime, on the spawning thread,
@@ -193,7 +193,7 @@ impl Builder {
 }
 
 #[cfg(feature = "taskdump")]
-impl super::Handle {
+impl super::handle::Handle {
     /// A dump of the runtime's tasks (tokio's unstable `Handle::dump`, with the
     /// `taskdump` feature): each task's id and the stack of futures it waits in.
     ///
@@ -208,7 +208,7 @@ impl super::Handle {
     /// has ended; a task that its loop cannot poll (a `!Send` task of a loop whose
     /// thread blocks in place) holds it back until it can.
     pub async fn dump(&self) -> super::dump::Dump {
-        let request = super::dump::Request::new(&self.inner.unstable.tracer, crate::task::try_id());
+        let request = super::dump::Request::new(&self.inner.unstable.tracer, crate::task::id::try_id());
         // Every loop wakes and looks at its queues, as tokio's workers all wake for a
         // dump, even with no task to trace.
         for event_loop in self.inner.group.iter() {

@@ -13,7 +13,7 @@ use std::io;
 use super::harness::Origin;
 use super::join::JoinHandle;
 use super::local::LocalSet;
-use crate::runtime::Handle;
+use crate::runtime::handle::Handle;
 
 /// Spawns a task with options (tokio's unstable `task::Builder`): for now a name.
 ///

@@ -4,7 +4,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Mutex;
 
-use super::Id;
+use super::id::Id;
 use crate::sync::{lock, unpoison};
 
 enum Repr {

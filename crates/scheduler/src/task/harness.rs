@@ -229,8 +229,8 @@ mod unstable {
     use std::task::{Context, Poll};
 
     use crate::runtime::hooks::{TaskMeta, call};
-    use crate::task::Id;
     use crate::task::harness::Origin;
+    use crate::task::id::Id;
 
     /// A poll of the task's future, between the runtime's poll hooks.
     #[inline(always)]

@@ -16,7 +16,7 @@ use super::spawn::{spawn_local_with_id, spawn_movable_with, spawn_with};
 use crate::blocking::BlockingPool;
 use crate::context;
 use crate::placement::{spawn_loop_of, with_spawn_loop};
-use crate::runtime::Handle;
+use crate::runtime::handle::Handle;
 use crate::sync::lock;
 
 /// Completed task ids, pushed by the tasks themselves as they finish.

@@ -236,7 +236,7 @@ impl fmt::Debug for LocalEnterGuard {
 pub struct LocalSet {
     local: Rc<SetLocal>,
     /// tokio's `LocalSet::id`: from the counter runtimes' ids come from.
-    id: crate::runtime::Id,
+    id: crate::runtime::id::Id,
 }
 
 impl fmt::Debug for LocalSet {
@@ -291,11 +291,11 @@ thread_local! {
     /// The sets of the `LocalRuntime`s created on this thread, by runtime id: where
     /// `spawn_local` puts a task when it runs inside such a runtime's context (after
     /// `enter`) but outside its `block_on`.
-    static RUNTIME_SETS: RefCell<Vec<(crate::runtime::Id, Weak<SetLocal>)>> = const { RefCell::new(Vec::new()) };
+    static RUNTIME_SETS: RefCell<Vec<(crate::runtime::id::Id, Weak<SetLocal>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Records `set` as the set of the local runtime `runtime` (on its thread).
-pub(crate) fn register_runtime_set(runtime: crate::runtime::Id, set: &LocalSet) {
+pub(crate) fn register_runtime_set(runtime: crate::runtime::id::Id, set: &LocalSet) {
     RUNTIME_SETS.with(|sets| {
         let mut sets = sets.borrow_mut();
         sets.retain(|(_, s)| s.strong_count() > 0);
@@ -306,7 +306,7 @@ pub(crate) fn register_runtime_set(runtime: crate::runtime::Id, set: &LocalSet) 
 /// Spawns into the set of the local runtime `runtime`, if it was created on this thread
 /// and is alive; gives the future back otherwise.
 pub(crate) fn spawn_in_runtime_set<F>(
-    runtime: crate::runtime::Id,
+    runtime: crate::runtime::id::Id,
     future: F,
     id: Id,
     origin: Origin,
@@ -357,7 +357,7 @@ impl LocalSet {
     /// let b = netloop_scheduler::task::LocalSet::new();
     /// assert_ne!(a.id(), b.id());
     /// ```
-    pub fn id(&self) -> crate::runtime::Id {
+    pub fn id(&self) -> crate::runtime::id::Id {
         self.id
     }
 
@@ -383,7 +383,7 @@ impl LocalSet {
                 #[cfg(tokio_unstable)]
                 shutdown_on_panic: Cell::new(None),
             }),
-            id: crate::runtime::Id::fresh(),
+            id: crate::runtime::id::Id::fresh(),
         }
     }
 
@@ -490,12 +490,12 @@ impl LocalSet {
     /// If the set has started running (it has been driven, or holds tasks), as tokio's.
     #[cfg(tokio_unstable)]
     #[track_caller]
-    pub fn unhandled_panic(&mut self, behavior: crate::runtime::UnhandledPanic) -> &mut Self {
+    pub fn unhandled_panic(&mut self, behavior: crate::runtime::unstable::UnhandledPanic) -> &mut Self {
         assert!(
             Rc::strong_count(&self.local) == 1 && self.local.live.get() == 0,
             "Unhandled Panic behavior modified after starting LocalSet"
         );
-        let message = matches!(behavior, crate::runtime::UnhandledPanic::ShutdownRuntime)
+        let message = matches!(behavior, crate::runtime::unstable::UnhandledPanic::ShutdownRuntime)
             .then_some("a spawned task panicked and the LocalSet is configured to shutdown on unhandled panic");
         self.local.shutdown_on_panic.set(message);
         self

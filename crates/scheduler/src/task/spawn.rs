@@ -12,13 +12,30 @@ use super::local::{spawn_in_current_set, spawn_in_runtime_set};
 use crate::context;
 use crate::placement::{with_pinned_loop, with_spawn_loop};
 
-/// Spawns `future` on `event_loop`, for life.
-pub(crate) fn spawn_on<F>(event_loop: &EventLoopHandle, future: F, origin: Origin) -> JoinHandle<F::Output>
+/// Spawns `future` on a specific event loop, for life.
+///
+/// For placing tasks by hand, such as all the tasks of one shard on one loop:
+///
+/// ```
+/// use netloop_scheduler::runtime::{Builder, Handle};
+/// use netloop_scheduler::task;
+///
+/// let rt = Builder::new_multi_thread().worker_threads(2).build()?;
+/// let on_second = rt.block_on(async {
+///     let second = Handle::current().event_loops().get(1).unwrap().clone();
+///     task::spawn_on(&second, async { netloop_scheduler::runtime::worker_index() }).await
+/// });
+/// assert_eq!(on_second.unwrap(), Some(1));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[cfg_attr(tokio_unstable, track_caller)]
+pub fn spawn_on<F>(event_loop: &EventLoopHandle, future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
     let id = Id::next();
+    let origin = Origin::caller();
     #[cfg(tokio_unstable)]
     let origin = origin.register(id, runtime_of(event_loop).as_deref(), true);
     spawn_with(event_loop, future, id, origin)

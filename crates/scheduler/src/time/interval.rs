@@ -5,7 +5,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use super::{Instant, Sleep, sleep_until};
+use super::instant::Instant;
+use super::sleep::{Sleep, sleep_until};
 
 /// What an [`Interval`] does when ticks were missed (tokio's `MissedTickBehavior`).
 ///

@@ -1,7 +1,7 @@
 //! The timers of a thread parked in a multi-thread runtime's `block_on`.
 //!
 //! `#[main]`'s own code runs in the body of `block_on`, on a thread that drives no
-//! loop. A `Sleep` polled there used to cross to a loop through its inbox (three
+//! loop. A `Sleep` polled there would otherwise cross to a loop through its inbox (three
 //! allocations and two inbox items per sleep, and the loop woken for each). Instead,
 //! while `block_on` parks its thread, the thread keeps a timer store of its own:
 //! a sleep polled on that thread files an entry here under an uncontended lock, and

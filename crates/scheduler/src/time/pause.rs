@@ -11,7 +11,7 @@ use std::time::Duration;
 use netloop_reactor::EventLoopHandle;
 
 use crate::context;
-use crate::shared::RuntimeFlavor;
+use crate::runtime::flavor::RuntimeFlavor;
 
 #[track_caller]
 fn current_loop(what: &str) -> EventLoopHandle {

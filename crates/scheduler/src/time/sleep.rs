@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use netloop_reactor::{EventLoopHandle, ScheduledHandle, TimerKey, TimerRegistration, TimerState};
 
-use super::Instant;
+use super::instant::Instant;
 use super::parked::{self, ParkedKey, Polled};
 use crate::sync::lock;
 
@@ -477,7 +477,7 @@ mod trace {
     use std::panic::Location;
     use std::task::Poll;
 
-    use super::Instant;
+    use crate::time::instant::Instant;
 
     /// In tokio's order, which is the order they are dropped in: the async-op span,
     /// its poll span, then the resource span.

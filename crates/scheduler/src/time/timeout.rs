@@ -6,8 +6,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use super::sleep::Due;
-use super::{Instant, Sleep, sleep_until};
+use super::instant::Instant;
+use super::sleep::{Due, Sleep, sleep_until};
 
 /// The deadline passed before the future completed (tokio's `time::error::Elapsed`).
 ///
