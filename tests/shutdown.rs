@@ -157,18 +157,15 @@ fn a_task_waiting_in_recv_from_is_dropped_not_failed_at_shutdown() {
                 let rt = runtime(flavor, driver);
                 let returned = Arc::new(AtomicUsize::new(0));
                 let seen = returned.clone();
-                let task = rt.block_on(async move {
+                let task = rt.spawn(async move {
                     let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-                    let task = netloop::spawn(async move {
-                        let mut buf = [0u8; 64];
-                        let r = socket.recv_from(&mut buf).await;
-                        seen.fetch_add(1, Ordering::SeqCst);
-                        r.map(drop)
-                    });
-                    // Its first poll, where it starts waiting.
-                    netloop::time::sleep(Duration::from_millis(20)).await;
-                    task
+                    let mut buf = [0u8; 64];
+                    let r = socket.recv_from(&mut buf).await;
+                    seen.fetch_add(1, Ordering::SeqCst);
+                    r.map(drop)
                 });
+                // Its first poll, where it starts waiting.
+                rt.block_on(async { netloop::time::sleep(Duration::from_millis(20)).await });
                 stop(rt, how);
                 assert!(cancelled(task, &format!("{flavor:?} {driver:?} {how:?}")));
                 assert_eq!(
