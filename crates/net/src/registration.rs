@@ -30,11 +30,21 @@ pub(crate) async fn ready<S: mio::event::Source>(
 ) -> io::Result<Ready> {
     std::future::poll_fn(|cx| {
         let mut ready = Ready::EMPTY;
+        // An error alone ends only a wait that asks for errors (tokio's
+        // `Interest::ERROR`, waited for on the read side).
         for (wanted, direction) in [
-            (interest.is_readable(), Direction::Read),
+            (interest.is_readable() || interest.is_error(), Direction::Read),
             (interest.is_writable(), Direction::Write),
         ] {
-            if wanted && let Poll::Ready(event) = io.poll_ready_shared(cx, direction) {
+            if !wanted {
+                continue;
+            }
+            let polled = if interest.is_error() && direction == Direction::Read {
+                io.poll_ready_shared_or_error(cx, direction)
+            } else {
+                io.poll_ready_shared(cx, direction)
+            };
+            if let Poll::Ready(event) = polled {
                 ready |= event?.ready;
             }
         }

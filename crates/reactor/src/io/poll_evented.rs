@@ -128,6 +128,23 @@ impl Registration {
         Poll::Ready(Ok(event))
     }
 
+    /// [`poll_ready_shared`](Self::poll_ready_shared), ready also when the socket
+    /// reports an error and nothing else: tokio's `Interest::ERROR`, which waits on
+    /// the read side. An operation's own waits never end on an error alone.
+    pub fn poll_ready_shared_or_error(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        #[cfg(tokio_unstable)]
+        ready!(crate::trace::trace_leaf(cx));
+        let event = ready!(self.io.poll_ready_shared_or_error(cx, direction));
+        if event.is_shutdown {
+            return Poll::Ready(Err(shut_down_error()));
+        }
+        Poll::Ready(Ok(event))
+    }
+
     /// [`poll_ready_shared`](Self::poll_ready_shared), spending one unit of budget
     /// once ready, as `poll_ready` does.
     #[inline]
@@ -546,6 +563,16 @@ impl<S: Source> PollEvented<S> {
     /// [`Registration::poll_ready_shared`].
     pub fn poll_ready_shared(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
         self.registration()?.poll_ready_shared(cx, direction)
+    }
+
+    /// Readiness of `direction` or an error; see
+    /// [`Registration::poll_ready_shared_or_error`].
+    pub fn poll_ready_shared_or_error(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        self.registration()?.poll_ready_shared_or_error(cx, direction)
     }
 
     /// One non-waiting attempt; see [`Registration::try_io`].

@@ -189,13 +189,13 @@ impl Readiness {
         });
         let mut w = lock(&self.waiters);
         let mut remote = 0;
-        if !(ready & Direction::Read.mask()).is_empty() {
+        if !(ready & Direction::Read.wake_mask()).is_empty() {
             remote += wake_waiter(&mut w.reader, &self.armed[0], in_place, wakers);
             if !w.shared[0].is_empty() {
                 remote += wake_shared(&mut w.shared[0], in_place, wakers);
             }
         }
-        if !(ready & Direction::Write.mask()).is_empty() {
+        if !(ready & Direction::Write.wake_mask()).is_empty() {
             remote += wake_waiter(&mut w.writer, &self.armed[1], in_place, wakers);
             if !w.shared[1].is_empty() {
                 remote += wake_shared(&mut w.shared[1], in_place, wakers);
@@ -222,8 +222,16 @@ impl Readiness {
     /// The readiness for `direction` right now, without registering interest.
     #[inline]
     pub(crate) fn ready_now(&self, direction: Direction) -> Option<ReadyEvent> {
+        self.ready_now_in(direction, direction.mask())
+    }
+
+    /// [`ready_now`](Self::ready_now) counting the bits of `mask` (`direction`'s, or
+    /// its wake mask for a wait that an error ends).
+    #[inline]
+    fn ready_now_in(&self, direction: Direction, mask: Ready) -> Option<ReadyEvent> {
+        debug_assert!(mask == direction.mask() || mask == direction.wake_mask());
         let (ready, is_shutdown, tick) = decode(self.readiness.load(Acquire));
-        let ready = ready & direction.mask();
+        let ready = ready & mask;
         (!ready.is_empty() || is_shutdown).then_some(ReadyEvent {
             tick,
             ready,
@@ -248,7 +256,17 @@ impl Readiness {
     /// direction with others (several tasks accepting on one listener): its waker
     /// joins the direction's list instead of replacing the slot's.
     pub(crate) fn poll_ready_shared(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<ReadyEvent> {
-        if let Some(ev) = self.ready_now(direction) {
+        self.poll_ready_shared_in(cx, direction, direction.mask())
+    }
+
+    /// [`poll_ready_shared`](Self::poll_ready_shared), ready also on an error alone:
+    /// for a wait on `Interest::ERROR`.
+    pub(crate) fn poll_ready_shared_or_error(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<ReadyEvent> {
+        self.poll_ready_shared_in(cx, direction, direction.wake_mask())
+    }
+
+    fn poll_ready_shared_in(&self, cx: &mut Context<'_>, direction: Direction, mask: Ready) -> Poll<ReadyEvent> {
+        if let Some(ev) = self.ready_now_in(direction, mask) {
             return Poll::Ready(ev);
         }
         let displaced = {
@@ -258,7 +276,7 @@ impl Readiness {
         displaced.into_iter().for_each(Waker::wake);
         // The loop sets readiness before it takes the list under the lock, so an
         // event that raced the registration above is visible now.
-        match self.ready_now(direction) {
+        match self.ready_now_in(direction, mask) {
             Some(ev) => Poll::Ready(ev),
             None => Poll::Pending,
         }

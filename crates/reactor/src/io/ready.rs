@@ -152,12 +152,23 @@ pub enum Direction {
 }
 
 impl Direction {
-    /// The readiness bits that let an operation in this direction make progress. An
-    /// error is in both: the operation then returns the socket's error.
+    /// The readiness bits that let an operation in this direction make progress, as
+    /// tokio's `Interest::READABLE` and `WRITABLE` count them. An error alone is in
+    /// neither: a UDP socket's ICMP error (`EPOLLERR` and nothing else) wakes no
+    /// receive, and the next operation that runs for its own reason (a send, a receive
+    /// of a datagram) reports it. Waits for `Interest::ERROR` add it
+    /// ([`wake_mask`](Self::wake_mask)).
     pub(crate) fn mask(self) -> Ready {
         match self {
-            Direction::Read => Ready::READABLE | Ready::READ_CLOSED | Ready::ERROR | Ready::PRIORITY,
-            Direction::Write => Ready::WRITABLE | Ready::WRITE_CLOSED | Ready::ERROR,
+            Direction::Read => Ready::READABLE | Ready::READ_CLOSED | Ready::PRIORITY,
+            Direction::Write => Ready::WRITABLE | Ready::WRITE_CLOSED,
         }
+    }
+
+    /// What wakes this direction's waiters: its [`mask`](Self::mask) and an error, for
+    /// the waits on `Interest::ERROR` (they wait on the read side). A woken operation
+    /// that finds only the error looks at its mask again and waits on.
+    pub(crate) fn wake_mask(self) -> Ready {
+        self.mask() | Ready::ERROR
     }
 }

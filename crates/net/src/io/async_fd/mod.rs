@@ -217,7 +217,12 @@ impl<T: AsRawFd> AsyncFd<T> {
                 if !wanted {
                     continue;
                 }
-                let Poll::Ready(event) = self.io.poll_ready_shared(cx, direction) else {
+                let polled = if interest.is_error() && direction == Direction::Read {
+                    self.io.poll_ready_shared_or_error(cx, direction)
+                } else {
+                    self.io.poll_ready_shared(cx, direction)
+                };
+                let Poll::Ready(event) = polled else {
                     continue;
                 };
                 let event = event?;
