@@ -122,7 +122,8 @@ pub use error::{
     SpawnLocalError, is_loop_shut_down,
 };
 pub use event_loop::{EventLoop, StandInContext, block_in_place_scope};
-pub use handle::{EventLoopHandle, ScheduledHandle};
+pub use handle::EventLoopHandle;
+pub use handle::timers::ScheduledHandle;
 pub use metrics::LoopMetrics;
 pub use scheduled::{TimerKey, TimerRegistration, TimerState};
 pub use tail::TailTaskHandle;

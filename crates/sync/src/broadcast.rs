@@ -47,70 +47,7 @@ use crate::waiters::{WakeBatch, WakerEntry, WakerQueue};
 
 use self::error::{RecvError, SendError, TryRecvError};
 
-pub mod error {
-    //! The errors of the broadcast channel's operations.
-
-    use std::fmt;
-
-    /// Returned by [`Sender::send`](super::Sender::send) when no receiver exists; it
-    /// gives the value back.
-    #[derive(Debug)]
-    pub struct SendError<T>(pub T);
-
-    impl<T> fmt::Display for SendError<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("channel closed")
-        }
-    }
-
-    impl<T: fmt::Debug> std::error::Error for SendError<T> {}
-
-    /// Why [`Receiver::recv`](super::Receiver::recv) returned no value.
-    #[derive(Debug, PartialEq, Eq, Clone)]
-    pub enum RecvError {
-        /// Every sender is gone and this receiver has read every value left.
-        Closed,
-        /// This receiver fell behind by more than the channel's capacity: that many
-        /// values were overwritten before it read them. Its next receive returns the
-        /// oldest value the channel still holds.
-        Lagged(u64),
-    }
-
-    impl fmt::Display for RecvError {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            match self {
-                RecvError::Closed => f.write_str("channel closed"),
-                RecvError::Lagged(n) => write!(f, "channel lagged by {n}"),
-            }
-        }
-    }
-
-    impl std::error::Error for RecvError {}
-
-    /// Why [`Receiver::try_recv`](super::Receiver::try_recv) returned no value.
-    #[derive(Debug, PartialEq, Eq, Clone)]
-    pub enum TryRecvError {
-        /// No value is ready for this receiver now; senders still exist.
-        Empty,
-        /// Every sender is gone and this receiver has read every value left.
-        Closed,
-        /// This receiver missed that many overwritten values; see
-        /// [`RecvError::Lagged`].
-        Lagged(u64),
-    }
-
-    impl fmt::Display for TryRecvError {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            match self {
-                TryRecvError::Empty => f.write_str("channel empty"),
-                TryRecvError::Closed => f.write_str("channel closed"),
-                TryRecvError::Lagged(n) => write!(f, "channel lagged by {n}"),
-            }
-        }
-    }
-
-    impl std::error::Error for TryRecvError {}
-}
+pub mod error;
 
 /// The sending half: sends each value to every receiver. Cloning it makes another
 /// sender of the same channel; the channel closes for receivers when the last one is
@@ -716,46 +653,4 @@ impl<T> fmt::Debug for Receiver<T> {
 mod loom_models;
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn last_reader_releases_the_slot() {
-        let (tx, mut rx1) = channel(4);
-        let mut rx2 = tx.subscribe();
-        let v = Arc::new(());
-        tx.send(v.clone()).unwrap();
-        assert_eq!(Arc::strong_count(&v), 2);
-        let a = rx1.try_recv().unwrap();
-        assert_eq!(Arc::strong_count(&v), 3);
-        let b = rx2.try_recv().unwrap();
-        assert_eq!(Arc::strong_count(&v), 3, "the last reader releases the slot's copy");
-        drop((a, b));
-        assert_eq!(Arc::strong_count(&v), 1);
-    }
-
-    #[test]
-    fn blocking_recv_waits_for_another_thread() {
-        let (tx, mut rx) = channel(2);
-        let sender = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            tx.send(5).unwrap();
-        });
-        assert_eq!(rx.blocking_recv(), Ok(5));
-        sender.join().unwrap();
-        assert_eq!(rx.blocking_recv(), Err(RecvError::Closed));
-    }
-
-    #[test]
-    fn dropping_a_receiver_releases_its_values() {
-        let (tx, rx1) = channel(4);
-        let mut rx2 = tx.subscribe();
-        let v = Arc::new(());
-        tx.send(v.clone()).unwrap();
-        drop(rx1);
-        assert_eq!(tx.len(), 1);
-        drop(rx2.try_recv().unwrap());
-        assert_eq!(Arc::strong_count(&v), 1);
-        assert!(tx.is_empty());
-    }
-}
+mod tests;
