@@ -156,7 +156,7 @@ impl UdpSocket {
 
     /// Receives one datagram and its sender's address; cut to fit `buf` if larger.
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.io.poll_recv_from(cx, buf, false, true)).await
+        poll_fn(|cx| self.io.poll_recv_from(cx, buf, false, true, true)).await
     }
 
     /// Polls to receive one datagram into `buf`'s unfilled part; returns its sender.
@@ -171,7 +171,7 @@ impl UdpSocket {
 
     /// Receives the next datagram and its sender without removing it from the queue.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.io.poll_recv_from(cx, buf, true, true)).await
+        poll_fn(|cx| self.io.poll_recv_from(cx, buf, true, true, true)).await
     }
 
     /// Polls to receive the next datagram into `buf`'s unfilled part, with its sender,
@@ -212,7 +212,7 @@ impl UdpSocket {
     pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
         let mut none = [0u8; 0];
         self.io
-            .poll_recv_from(cx, &mut none, true, false)
+            .poll_recv_from(cx, &mut none, true, false, false)
             .map_ok(|(_, from)| from)
     }
 
@@ -226,7 +226,7 @@ impl UdpSocket {
     pub async fn recv_buf_from<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
         // Zeroed, so that no uninitialized memory is handed to the kernel: a copy.
         let mut tmp = vec![0u8; buf.remaining_mut().min(MAX_DATAGRAM)];
-        let (n, from) = poll_fn(|cx| self.io.poll_recv_from(cx, &mut tmp, false, true)).await?;
+        let (n, from) = poll_fn(|cx| self.io.poll_recv_from(cx, &mut tmp, false, true, true)).await?;
         buf.put_slice(&tmp[..n]);
         Ok((n, from))
     }
@@ -242,7 +242,10 @@ impl UdpSocket {
     /// A receive (`peek`: a peek) into `buf`'s unfilled part, advancing it over the
     /// datagram's bytes; only the last task to poll is woken.
     fn poll_into(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>, peek: bool) -> Poll<io::Result<SocketAddr>> {
-        let (n, from) = ready!(self.io.poll_recv_from(cx, buf.initialize_unfilled(), peek, false))?;
+        let (n, from) = ready!(
+            self.io
+                .poll_recv_from(cx, buf.initialize_unfilled(), peek, false, false)
+        )?;
         buf.advance(n);
         Poll::Ready(Ok(from))
     }
@@ -292,8 +295,11 @@ impl UdpSocket {
         pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()>;
         /// Leaves an IPv6 multicast group.
         pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()>;
-        /// Takes the socket's pending error (`SO_ERROR`), if any.
-        pub fn take_error(&self) -> io::Result<Option<io::Error>>;
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`), if any.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.take_error()
     }
 
     /// Joins an IPv4 multicast group on `interface`.

@@ -135,16 +135,21 @@ impl DatagramIo {
     /// it for the next receive) and its sender, waiting until one is there. `shared`:
     /// several tasks may await at once (each datagram goes to one of them), else only
     /// the last task to poll is woken.
+    ///
+    /// `errors`: the socket's pending error alone ends the wait and is returned, as it
+    /// does for tokio's async receives (`recv`, `recv_from`, `peek`, ...: they wait for
+    /// `READABLE | ERROR`); the `poll_*` receives wait for a datagram (`READABLE`).
     pub fn poll_recv_from(
         &self,
         cx: &mut Context<'_>,
         buf: &mut [u8],
         peek: bool,
         shared: bool,
+        errors: bool,
     ) -> Poll<io::Result<(usize, SocketAddr)>> {
         if let Some(ring) = self.ring() {
             let coop = ready!(coop::poll_proceed(cx));
-            let result = ready!(ring.poll_recv(Some((&*cx, shared)), buf, peek, |b| recv_direct(
+            let result = ready!(ring.poll_recv(Some((&*cx, shared)), buf, peek, errors, |b| recv_direct(
                 self.get_ref(),
                 b,
                 peek
@@ -159,7 +164,9 @@ impl DatagramIo {
             return leftover;
         }
         let op = |s: &UdpSocket| recv_direct(s, buf, peek);
-        if shared {
+        if errors {
+            self.evented.poll_io_shared_or_error(cx, Direction::Read, op)
+        } else if shared {
             self.evented.poll_io_shared(cx, Direction::Read, op)
         } else {
             self.evented.poll_read_io(cx, op)
@@ -171,7 +178,7 @@ impl DatagramIo {
     /// says when one is).
     pub fn try_recv_from(&self, buf: &mut [u8], peek: bool) -> io::Result<(usize, SocketAddr)> {
         if let Some(ring) = self.ring() {
-            return match ring.poll_recv(None, buf, peek, |b| recv_direct(self.get_ref(), b, peek)) {
+            return match ring.poll_recv(None, buf, peek, false, |b| recv_direct(self.get_ref(), b, peek)) {
                 Poll::Ready(result) => result,
                 Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
             };
@@ -228,6 +235,15 @@ impl DatagramIo {
             ring.send_would_block();
         }
         result
+    }
+
+    /// Takes the socket's pending error (`SO_ERROR`), first the one the ring's receive
+    /// took from the kernel and keeps for the socket's next operation.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        if let Some(e) = self.ring().or_else(|| self.left()).and_then(|r| r.take_pending_error()) {
+            return Ok(Some(e));
+        }
+        self.get_ref().take_error()
     }
 
     /// Leaves the loop and returns the socket (`into_std`). A socket on the ring stops

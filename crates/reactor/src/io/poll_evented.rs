@@ -154,6 +154,18 @@ impl Registration {
         Poll::Ready(Ok(event))
     }
 
+    /// [`poll_ready_shared_or_error`](Self::poll_ready_shared_or_error), spending one
+    /// unit of budget once ready.
+    fn poll_ready_shared_or_error_spending(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        let event = ready!(self.poll_ready_shared_or_error(cx, direction))?;
+        ready!(coop::poll_proceed(cx)).made_progress();
+        Poll::Ready(Ok(event))
+    }
+
     /// Forgets the readiness in `event` unless a newer event has arrived since.
     #[inline]
     pub fn clear_readiness(&self, event: ReadyEvent) {
@@ -202,6 +214,21 @@ impl Registration {
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         self.poll_io_with(cx, direction, Self::poll_ready_shared_spending, || {
+            op().map(|r| (r, false))
+        })
+    }
+
+    /// [`poll_io_shared`](Self::poll_io_shared) whose wait also ends on an error alone:
+    /// tokio's `async_io(Interest::READABLE | Interest::ERROR, ..)`, which a UDP
+    /// socket's async receives use, so that the socket's pending error (an ICMP error)
+    /// reaches them.
+    pub fn poll_io_shared_or_error<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_io_with(cx, direction, Self::poll_ready_shared_or_error_spending, || {
             op().map(|r| (r, false))
         })
     }
@@ -557,6 +584,19 @@ impl<S: Source> PollEvented<S> {
     ) -> Poll<io::Result<R>> {
         let source = self.get_ref();
         self.registration()?.poll_io_shared(cx, direction, || op(source))
+    }
+
+    /// [`poll_io_shared`](Self::poll_io_shared) whose wait an error alone ends; see
+    /// [`Registration::poll_io_shared_or_error`].
+    pub fn poll_io_shared_or_error<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        mut op: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        let source = self.get_ref();
+        self.registration()?
+            .poll_io_shared_or_error(cx, direction, || op(source))
     }
 
     /// Readiness of `direction` for a future several tasks may await at once; see

@@ -62,7 +62,9 @@ use crate::sys::socket::{EAGAIN, ECANCELED, EINTR};
 /// (65,507 bytes over IPv4, 65,527 over IPv6 without jumbograms).
 pub(crate) const MAX_DATAGRAM: usize = 64 * 1024;
 
-/// What the last `recvmsg` brought and nobody has taken yet.
+/// What the last `recvmsg` brought and nobody has taken yet. On the ring its error is
+/// the socket's pending error instead (`State::pending_error`); it is held only for a
+/// socket that has left the ring, whose receive was waiting for that `recvmsg`.
 #[derive(Debug)]
 enum Held {
     Datagram { mem: RecvMsgMemory, len: usize },
@@ -95,6 +97,12 @@ pub(crate) struct State {
     read_poll: Option<usize>,
     /// A read poll said readable and no receive has found nothing since.
     readable: bool,
+    /// The socket's pending error (an ICMP error: `IP_RECVERR`, or a connected socket)
+    /// that an armed `recvmsg` took from the kernel. On readiness it would wake no
+    /// receive and stay the kernel's until the next operation: so it is reported, and
+    /// taken, by the next send, or by the next receive once the socket is readable;
+    /// meanwhile a read poll waits for a datagram.
+    pending_error: Option<i32>,
     /// The ring has told of the socket once (a receive or read poll completed). Until
     /// then a receive waits rather than trying the socket at once: tokio's readiness
     /// starts empty, so a new socket's first receive waits for the driver even with a
@@ -226,7 +234,19 @@ impl RingDatagram {
     /// Arms the poll of `direction` unless it is armed, or (reading) a receive is armed
     /// or a datagram held, or (writing) the socket is writable, or the socket stopped.
     fn arm_poll(self: &Arc<Self>, direction: Direction) {
-        self.with_driver_locked(move |this, state, driver| {
+        self.with_driver_locked(move |this, state, driver| this.submit_poll(state, driver, direction));
+    }
+
+    /// Submits the poll of `direction` if it may be (see [`arm_poll`](Self::arm_poll));
+    /// returns the waiters to wake if the loop is gone.
+    fn submit_poll(
+        self: &Arc<Self>,
+        state: &mut State,
+        driver: Option<&mut RingDriver>,
+        direction: Direction,
+    ) -> Waiters {
+        let this = self;
+        {
             let wanted = match direction {
                 Direction::Read => state.recv.is_none() && state.read_poll.is_none() && state.held.is_none(),
                 Direction::Write => state.write_poll.is_none() && !state.writable,
@@ -252,7 +272,7 @@ impl RingDatagram {
                 (Direction::Read, None) => state.reader.take(),
                 (Direction::Write, None) => state.writer.take(),
             }
-        });
+        }
     }
 
     /// Receives one datagram into `buf` (cut to fit; `peek` leaves it for the next
@@ -265,9 +285,16 @@ impl RingDatagram {
         waiter: Option<(&Context<'_>, bool)>,
         buf: &mut [u8],
         peek: bool,
+        errors: bool,
         direct: impl FnOnce(&mut [u8]) -> io::Result<(usize, SocketAddr)>,
     ) -> Poll<io::Result<(usize, SocketAddr)>> {
         let mut state = lock(&self.state);
+        if let Some(errno) = state.pending_error
+            && (errors || state.held.is_some() || state.readable)
+        {
+            state.pending_error = None;
+            return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
+        }
         if let Some(result) = Self::take_held(&mut state, buf, peek) {
             // Not armed again: while datagrams keep coming, the next receives take them
             // with `recvfrom` at once (one call each, as on epoll, where a receive armed
@@ -281,7 +308,9 @@ impl RingDatagram {
         if state.loop_gone {
             return Poll::Ready(Err(loop_gone_error()));
         }
-        if state.recv.is_none() && state.heard_from_ring {
+        // With an error pending, the receive waits for the read poll: the error goes
+        // before the datagram that makes the socket readable.
+        if state.recv.is_none() && state.heard_from_ring && state.pending_error.is_none() {
             // Nothing armed, so nothing received ahead of the socket's queue.
             match direct(buf) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -290,36 +319,38 @@ impl RingDatagram {
         }
         state.readable = false;
         let displaced = state.reader.wait_if(waiter);
-        let arm = state.recv.is_none() && !state.stopped();
+        let arm = state.recv.is_none() && state.read_poll.is_none() && !state.stopped();
+        let poll_first = state.pending_error.is_some();
         drop(state);
         wake_displaced(displaced);
-        if arm {
+        if arm && poll_first {
+            self.arm_poll(Direction::Read);
+        } else if arm {
             self.arm_recv();
         }
         Poll::Pending
     }
 
     /// The held datagram (or error) copied into `buf`; taken unless `peek` (an error is
-    /// taken either way, as the socket's pending error is). `None` if nothing is held.
+    /// taken either way). `None` if nothing is held.
     fn take_held(state: &mut State, buf: &mut [u8], peek: bool) -> Option<io::Result<(usize, SocketAddr)>> {
-        match state.held.take()? {
-            Held::Error(errno) => Some(Err(io::Error::from_raw_os_error(errno))),
-            Held::Datagram { mem, len } => {
-                let bytes = mem.bytes(len);
-                let n = bytes.len().min(buf.len());
-                buf[..n].copy_from_slice(&bytes[..n]);
-                let result = mem.sender().map(|from| (n, from));
-                if peek {
-                    state.held = Some(Held::Datagram { mem, len });
-                } else {
-                    state.spare = Some(mem);
-                }
-                Some(result)
-            }
+        let (mem, len) = match state.held.take()? {
+            Held::Datagram { mem, len } => (mem, len),
+            Held::Error(errno) => return Some(Err(io::Error::from_raw_os_error(errno))),
+        };
+        let bytes = mem.bytes(len);
+        let n = bytes.len().min(buf.len());
+        buf[..n].copy_from_slice(&bytes[..n]);
+        let result = mem.sender().map(|from| (n, from));
+        if peek {
+            state.held = Some(Held::Datagram { mem, len });
+        } else {
+            state.spare = Some(mem);
         }
+        Some(result)
     }
 
-    /// Ready when a receive would not wait: a datagram or error is held, or the read
+    /// Ready when a receive would not wait: a datagram is held, or the read
     /// poll said readable and no receive has found nothing since. `shared`: `cx`'s task
     /// is woken with every other task waiting so (`readable`); otherwise only the last
     /// task to poll is.
@@ -349,6 +380,10 @@ impl RingDatagram {
         let mut state = lock(&self.state);
         if state.loop_gone {
             return Poll::Ready(Err(loop_gone_error()));
+        }
+        // A send finds the socket's pending error first, as the kernel's `sendto` does.
+        if let Some(errno) = state.pending_error.take() {
+            return Poll::Ready(Err(io::Error::from_raw_os_error(errno)));
         }
         if state.writable {
             return Poll::Ready(Ok(()));
@@ -385,6 +420,9 @@ impl RingDatagram {
         }
         if state.writable {
             ready |= Ready::WRITABLE;
+        }
+        if state.pending_error.is_some() {
+            ready |= Ready::ERROR;
         }
         ready
     }
@@ -427,6 +465,12 @@ impl RingDatagram {
         Some(Poll::Pending)
     }
 
+    /// Takes the socket's pending error that the ring took from the kernel (see
+    /// `State::pending_error`): `take_error` reports it before `SO_ERROR`.
+    pub(crate) fn take_pending_error(&self) -> Option<io::Error> {
+        lock(&self.state).pending_error.take().map(io::Error::from_raw_os_error)
+    }
+
     /// True while a datagram received before the socket left the ring is held, or may
     /// still arrive from the cancelled `recvmsg`.
     pub(crate) fn has_leftover(&self) -> bool {
@@ -463,8 +507,17 @@ impl RingDatagram {
                 state.spare = mem;
                 woken = self.submit_recv(state, Some(driver));
             }
+            // The socket's pending error: kept for the next send or readable receive,
+            // and a read poll armed for the datagram that makes it readable.
             r => {
                 state.spare = mem;
+                if !state.stopped() {
+                    state.pending_error = Some(-r);
+                    // The receives that wait for errors take it; the others wait on.
+                    return self
+                        .submit_poll(state, Some(driver), Direction::Read)
+                        .and(state.reader.take());
+                }
                 if !state.released() {
                     state.held = Some(Held::Error(-r));
                 }
