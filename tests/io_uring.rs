@@ -2378,8 +2378,10 @@ fn accepted_descriptors(addr: std::net::SocketAddr) -> usize {
 /// connections by not calling `accept` keeps its descriptors. The ring's multishot
 /// accept takes connections as they come, each a descriptor of the process, but at most
 /// 16 ahead of the application's accepts (and those the kernel took in the same turn):
-/// the rest wait in the backlog. Here 50 clients connect, one every 2 ms, while the
-/// application accepts none.
+/// the rest wait in the backlog. Here 50 clients connect one after the other, each once
+/// the loop has run a turn since the one before, while the application accepts none:
+/// the kernel takes connections while the loop's thread waits for a core, so pacing
+/// them by wall time would let a loaded machine bring many in one turn.
 #[test]
 fn connections_not_yet_accepted_hold_few_descriptors() {
     let Some((epoll, ring)) = on_epoll_and_ring(|| async {
@@ -2390,11 +2392,15 @@ fn connections_not_yet_accepted_hold_few_descriptors() {
         let (s, _) = listener.accept().await.unwrap();
         let on_ring = listener.is_on_ring();
         let before = accepted_descriptors(addr);
+        let handle = netloop::runtime::Handle::current();
         let clients = std::thread::spawn(move || {
             (0..50)
                 .map(|_| {
-                    std::thread::sleep(Duration::from_millis(2));
-                    std::net::TcpStream::connect(addr).unwrap()
+                    let client = std::net::TcpStream::connect(addr).unwrap();
+                    let (turned, turn) = std::sync::mpsc::channel();
+                    handle.spawn(async move { turned.send(()).unwrap() });
+                    turn.recv_timeout(Duration::from_secs(10)).expect("the loop ran a turn");
+                    client
                 })
                 .collect::<Vec<_>>()
         });
