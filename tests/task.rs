@@ -1195,8 +1195,23 @@ fn aborting_a_task_that_yielded_cancels_it() {
 fn dropping_a_runtime_drops_a_task_whose_turn_is_deferred() {
     test_body(|| {
         for rt in [current(), single_loop()] {
-            let (_handle, dropped) = spawn_yielding(&rt, Arc::new(AtomicBool::new(false)));
+            let (dropped_tx, dropped) = mpsc::channel();
+            let started = Arc::new(AtomicBool::new(false));
+            let running = started.clone();
+            let _handle = rt.spawn(async move {
+                let _signal = DropSignal(dropped_tx);
+                running.store(true, Ordering::SeqCst);
+                loop {
+                    task::yield_now().await;
+                }
+            });
             rt.block_on(async {
+                // Until the task has run (and yielded) at least once: a task no loop
+                // has polled yet is dropped unpolled at shutdown, as on tokio, and its
+                // signal is never made.
+                while !started.load(Ordering::SeqCst) {
+                    time::sleep(Duration::from_millis(1)).await;
+                }
                 for _ in 0..3 {
                     task::yield_now().await;
                 }
