@@ -259,19 +259,8 @@ impl EventLoopGroup {
     /// starts it), so it is terminated right here instead of starting a thread only to
     /// stop it.
     pub fn shutdown_gracefully(&self, quiet_period: Duration, timeout: Duration) -> Result<(), ConfigError> {
-        for slot in &self.inner.slots {
-            let parked = lock(&slot.parked).take();
-            match parked {
-                // Dropping an undriven loop shuts it down and terminates it.
-                Some(event_loop) if self.inner.lazy => drop(event_loop),
-                other => {
-                    if let Some(event_loop) = other {
-                        // Not lazily started (current-thread): keep it for its owner.
-                        *lock(&slot.parked) = Some(event_loop);
-                    }
-                    drop(slot.handle.shutdown_gracefully_with(quiet_period, timeout)?);
-                }
-            }
+        for handle in self.started_loops() {
+            drop(handle.shutdown_gracefully_with(quiet_period, timeout)?);
         }
         Ok(())
     }
@@ -282,7 +271,15 @@ impl EventLoopGroup {
     /// not polled either. A loop whose thread never started is terminated here, as in
     /// [`shutdown_gracefully`](Self::shutdown_gracefully).
     pub fn shutdown_now(&self) {
-        let mut running = Vec::with_capacity(self.inner.slots.len());
+        EventLoopHandle::shutdown_all_now(self.started_loops());
+    }
+
+    /// The loops a shutdown must ask to stop. A lazily started loop whose thread never
+    /// started was never sent a task (the first submission starts it): dropping it
+    /// here shuts it down and terminates it, instead of starting a thread only to stop
+    /// it. A current-thread runtime's undriven loop stays parked for its owner.
+    fn started_loops(&self) -> Vec<&EventLoopHandle> {
+        let mut started = Vec::with_capacity(self.inner.slots.len());
         for slot in &self.inner.slots {
             let parked = lock(&slot.parked).take();
             match parked {
@@ -291,11 +288,11 @@ impl EventLoopGroup {
                     if let Some(event_loop) = other {
                         *lock(&slot.parked) = Some(event_loop);
                     }
-                    running.push(&slot.handle);
+                    started.push(&slot.handle);
                 }
             }
         }
-        EventLoopHandle::shutdown_all_now(running.iter().copied());
+        started
     }
 
     /// Futures that resolve as each loop terminates.
