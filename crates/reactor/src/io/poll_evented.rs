@@ -119,13 +119,7 @@ impl Registration {
     /// The operations that wait this way ([`poll_io_shared`](Self::poll_io_shared))
     /// spend it.
     pub fn poll_ready_shared(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
-        #[cfg(tokio_unstable)]
-        ready!(crate::trace::trace_leaf(cx));
-        let event = ready!(self.io.poll_ready_shared(cx, direction));
-        if event.is_shutdown {
-            return Poll::Ready(Err(shut_down_error()));
-        }
-        Poll::Ready(Ok(event))
+        self.poll_shared_wait(cx, direction, false)
     }
 
     /// [`poll_ready_shared`](Self::poll_ready_shared), ready also when the socket
@@ -136,32 +130,40 @@ impl Registration {
         cx: &mut Context<'_>,
         direction: Direction,
     ) -> Poll<io::Result<ReadyEvent>> {
+        self.poll_shared_wait(cx, direction, true)
+    }
+
+    /// The shared wait of both: `errors`, an error alone ends it.
+    #[inline]
+    fn poll_shared_wait(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        errors: bool,
+    ) -> Poll<io::Result<ReadyEvent>> {
         #[cfg(tokio_unstable)]
         ready!(crate::trace::trace_leaf(cx));
-        let event = ready!(self.io.poll_ready_shared_or_error(cx, direction));
+        let event = if errors {
+            ready!(self.io.poll_ready_shared_or_error(cx, direction))
+        } else {
+            ready!(self.io.poll_ready_shared(cx, direction))
+        };
         if event.is_shutdown {
             return Poll::Ready(Err(shut_down_error()));
         }
         Poll::Ready(Ok(event))
     }
 
-    /// [`poll_ready_shared`](Self::poll_ready_shared), spending one unit of budget
-    /// once ready, as `poll_ready` does.
+    /// [`poll_shared_wait`](Self::poll_shared_wait), spending one unit of budget once
+    /// ready, as `poll_ready` does.
     #[inline]
-    fn poll_ready_shared_spending(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<ReadyEvent>> {
-        let event = ready!(self.poll_ready_shared(cx, direction))?;
-        ready!(coop::poll_proceed(cx)).made_progress();
-        Poll::Ready(Ok(event))
-    }
-
-    /// [`poll_ready_shared_or_error`](Self::poll_ready_shared_or_error), spending one
-    /// unit of budget once ready.
-    fn poll_ready_shared_or_error_spending(
+    fn poll_shared_wait_spending(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
+        errors: bool,
     ) -> Poll<io::Result<ReadyEvent>> {
-        let event = ready!(self.poll_ready_shared_or_error(cx, direction))?;
+        let event = ready!(self.poll_shared_wait(cx, direction, errors))?;
         ready!(coop::poll_proceed(cx)).made_progress();
         Poll::Ready(Ok(event))
     }
@@ -213,9 +215,12 @@ impl Registration {
         direction: Direction,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io_with(cx, direction, Self::poll_ready_shared_spending, || {
-            op().map(|r| (r, false))
-        })
+        self.poll_io_with(
+            cx,
+            direction,
+            |r, cx, d| r.poll_shared_wait_spending(cx, d, false),
+            || op().map(|r| (r, false)),
+        )
     }
 
     /// [`poll_io_shared`](Self::poll_io_shared) whose wait also ends on an error alone:
@@ -228,9 +233,12 @@ impl Registration {
         direction: Direction,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io_with(cx, direction, Self::poll_ready_shared_or_error_spending, || {
-            op().map(|r| (r, false))
-        })
+        self.poll_io_with(
+            cx,
+            direction,
+            |r, cx, d| r.poll_shared_wait_spending(cx, d, true),
+            || op().map(|r| (r, false)),
+        )
     }
 
     #[inline]
@@ -238,7 +246,7 @@ impl Registration {
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
-        wait: fn(&Self, &mut Context<'_>, Direction) -> Poll<io::Result<ReadyEvent>>,
+        wait: impl Fn(&Self, &mut Context<'_>, Direction) -> Poll<io::Result<ReadyEvent>>,
         mut op: impl FnMut() -> io::Result<(R, bool)>,
     ) -> Poll<io::Result<R>> {
         loop {
